@@ -217,14 +217,72 @@ def batch_wait_mask(concealed: np.ndarray, meld_kind: np.ndarray, void: np.ndarr
     )
 
 
-def _raw_shanten(t: _Tables, c: np.ndarray, n: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Shanten from block coverage, ignoring the four-copies limit. int16."""
+_ROOM_W: tuple[np.ndarray, np.ndarray] | None = None
+_X125 = ((np.arange(125)[:, None] // np.array([1, 5, 25])) % 5).astype(np.int8)  # 3 digits
+
+
+def _room_lists() -> tuple[np.ndarray, np.ndarray]:
+    """Every suit W of m <= 3 sets and p <= 1 pairs, as three 3-rank sub-codes offset
+    into a (3 * 125) row: (3, N) intp, sorted by column 2*m + p; and the start of each
+    of the 8 groups."""
+    global _ROOM_W
+    if _ROOM_W is None:
+        from sichuan_env.tables import complete_codes
+
+        groups = complete_codes()
+        codes = [groups[(m, p)] for m in range(4) for p in range(2)]
+        allc = np.concatenate(codes)
+        sub = np.stack([(allc // 125**g) % 125 + 125 * g for g in range(3)]).astype(np.intp)
+        starts = np.cumsum([0] + [len(x) for x in codes[:-1]])
+        _ROOM_W = (sub, starts)
+    return _ROOM_W
+
+
+def _best_with_room(h: np.ndarray, room: np.ndarray) -> np.ndarray:
+    """Exact per-suit cover for suits holding melds: (R, 9) counts, (R, 9) room (copies
+    not in melds) -> (R, 8) uint8: max over complete W <= room of sum(min(W, h)), m <= 3.
+    Each W is split into three 3-rank parts; a part's cover (or -64 when it exceeds the
+    room) is looked up in a per-row table of 3 * 125 entries."""
+    sub, starts = _room_lists()
+    r = h.shape[0]
+    out = np.empty((r, 8), dtype=np.uint8)
+    step = 512
+    for i in range(0, r, step):  # chunks bound the (R, N) temporaries
+        hh = h[i : i + step].reshape(-1, 3, 1, 3)
+        rr = room[i : i + step].reshape(-1, 3, 1, 3)
+        part = np.minimum(_X125, hh).sum(axis=3, dtype=np.int16)  # (R, 3, 125)
+        part[(rr < _X125).any(axis=3)] = -64
+        part = part.reshape(-1, 375)
+        cover = part[:, sub[0]] + part[:, sub[1]]
+        cover += part[:, sub[2]]
+        np.maximum(cover, 0, out=cover)
+        out[i : i + step] = np.maximum.reduceat(cover, starts, axis=1)
+    return out
+
+
+def _raw_shanten(t: _Tables, c: np.ndarray, mk: np.ndarray, n: np.ndarray, v: np.ndarray):
+    """Shanten = fewest tiles to bring in - 1 (RULES four-copies limit included). int16."""
     b = c.shape[0]
     if b == 0:
         return np.zeros(0, dtype=np.int16)
     codes = _codes(c)
     codes.ravel()[np.arange(0, 4 * b, 4) + (v & 3)] = 0  # void tiles never count
-    best = t.best[codes[:, :3]].reshape(b, 36)
+    best = t.best[codes[:, :3]]  # (B, 3, 12), a fresh copy
+    if mk.any():
+        # A meld leaves 1 (pung) or 0 (kong) copies of its kind, which the tables do not
+        # know: redo exactly the suits holding a tile within two ranks of a meld kind
+        # (elsewhere a block over the meld kind matches nothing and can be moved).
+        m3 = mk.reshape(b, 3, 9) != 0
+        near = m3.copy()
+        near[:, :, 1:] |= m3[:, :, :-1]
+        near[:, :, 2:] |= m3[:, :, :-2]
+        near[:, :, :-1] |= m3[:, :, 1:]
+        near[:, :, :-2] |= m3[:, :, 2:]
+        rows, suits = np.nonzero((near & (c.reshape(b, 3, 9) > 0)).any(axis=2))
+        h = c.reshape(b, 3, 9)[rows, suits]
+        room = 4 - _MELD_COPIES[mk.reshape(b, 3, 9)[rows, suits]]
+        best[rows, suits, :8] = _best_with_room(h, room)
+    best = best.reshape(b, 36)
     need = 4 - n
     cover = np.empty(b, dtype=np.int16)
     lo, hi = int(need.min()), int(need.max())
@@ -254,32 +312,6 @@ def _raw_shanten(t: _Tables, c: np.ndarray, n: np.ndarray, v: np.ndarray) -> np.
     return np.minimum(shanten, sh7)
 
 
-def _fix_ready(t, c, mk, n, v, sh):
-    """Where the coverage count says ready (0), require a real, non-exhausted wait."""
-    z = np.flatnonzero(sh == 0)
-    if z.size == 0:
-        return sh
-    cz, mz, vz = c[z], mk[z], v[z]
-    short = cz.sum(axis=1, dtype=np.int16) == 13 - 3 * n[z]
-    ready = np.zeros(z.size, dtype=bool)
-    if short.any():
-        ready[short] = _wait_mask(t, cz[short], mz[short], vz[short]).any(axis=1)
-    long_ = ~short
-    if long_.any():
-        # a full hand: ready means some discard leaves a hand with a real wait
-        cl = cz[long_]
-        nl = cl.shape[0]
-        after = (cl[:, None, :] - np.eye(27, dtype=np.int8)[None]).reshape(nl * 27, 27)
-        held = (cl > 0).reshape(nl * 27)
-        np.maximum(after, 0, out=after)  # rows of kinds not held are ignored below
-        w = _wait_mask(
-            t, after, np.repeat(mz[long_], 27, axis=0), np.repeat(vz[long_], 27)
-        ).any(axis=1)
-        ready[long_] = (w & held).reshape(nl, 27).any(axis=1)
-    sh[z[~ready]] = 1
-    return sh
-
-
 def batch_shanten(concealed: np.ndarray, meld_kind: np.ndarray, void: np.ndarray) -> np.ndarray:
     """(B, 27) concealed counts (13 - 3n or 14 - 3n tiles), (B, 27) meld kind, (B,) void
     -> (B,) int8 shanten: -1 complete, 0 ready (a real wait exists), 1, 2, ..."""
@@ -288,8 +320,7 @@ def batch_shanten(concealed: np.ndarray, meld_kind: np.ndarray, void: np.ndarray
     mk = np.asarray(meld_kind, dtype=np.int8)
     v = np.asarray(void, dtype=np.int8)
     n = np.count_nonzero(mk, axis=1)
-    sh = _raw_shanten(t, c, n, v)
-    return _fix_ready(t, c, mk, n, v, sh).astype(np.int8)
+    return _raw_shanten(t, c, mk, n, v).astype(np.int8)
 
 
 def batch_fans(
