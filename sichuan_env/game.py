@@ -235,9 +235,12 @@ class Game:
         self._last_kong: dict[int, int] = {}
         self._window_first_hu: int | None = None
         self._settling = False
+        self._kong_payments: list[dict[str, Any]] = []
 
     def _consume(self, ledger: Ledger, legal_now: list[str]) -> None:
         first = True
+        new_payments: list[dict[str, Any]] = []
+        new_wins: list[dict[str, Any]] = []
         for entry in ledger.entries:
             kind = entry[0]
             rec = self._record
@@ -273,11 +276,20 @@ class Game:
                     ev_idx = self._window_first_hu if self._window_first_hu is not None else last
                 else:  # pragma: no cover
                     ev_idx = last
-                rec["payments"].append({"event": ev_idx, "from": frm, "to": None if to < 0 else to,
-                                        "points": pts, "reason": reason})
+                if reason == "kong_refund":
+                    for original in self._take_kong_payments(payer=to, receiver=frm, points=pts):
+                        new_payments.append({"event": ev_idx, "from": frm, "to": to,
+                                             "points": original["points"],
+                                             "reason": "kong_refund"})
+                    continue
+                payment = {"event": ev_idx, "from": frm, "to": None if to < 0 else to,
+                           "points": pts, "reason": reason}
+                new_payments.append(payment)
+                if reason.endswith("kong"):
+                    self._kong_payments.append(payment)
             elif kind == "win":
                 _, _, seat, tile, frm, fans, value = entry
-                rec["wins"].append({
+                new_wins.append({
                     "event": self._last_hu.get(seat, len(rec["events"]) - 1),
                     "seat": seat, "tile": tile_str(tile), "from": None if frm < 0 else frm,
                     "fans": {FAN_NAMES[i]: int(c) for i, c in enumerate(fans) if c},
@@ -286,6 +298,7 @@ class Game:
             elif kind == "settle":
                 self._settling = True
             elif kind == "end":
+                self._flush(new_payments, new_wins)
                 _, _, reason, next_dealer = entry
                 rec["end"] = END_NAMES[reason]
                 scores = [0, 0, 0, 0]
@@ -299,6 +312,34 @@ class Game:
             elif kind == "deal":
                 self.finished_records.append(self.record(legal=True))
                 self._start_record()
+        self._flush(new_payments, new_wins)
+
+    def _flush(self, payments: list[dict[str, Any]], wins: list[dict[str, Any]]) -> None:
+        """Append one step's payments and wins in event order (claims are decided one seat
+        at a time but resolved together; the record lists them as the events go)."""
+        self._record["payments"].extend(sorted(payments, key=lambda p: p["event"]))
+        self._record["wins"].extend(sorted(wins, key=lambda w: w["event"]))
+        payments.clear()
+        wins.clear()
+
+    def _take_kong_payments(self, payer: int, receiver: int, points: int) -> list[dict]:
+        """The outstanding kong payments from payer to receiver that a refund of ``points``
+        returns: the most recent ones (a Shoot after Kong refund returns this turn's kongs;
+        the wall-end refund returns all that are left)."""
+        taken: list[dict[str, Any]] = []
+        left = points
+        for p in reversed(self._kong_payments):
+            if left <= 0:
+                break
+            if p["from"] == payer and p["to"] == receiver and p["points"] <= left:
+                taken.append(p)
+                left -= p["points"]
+        if left != 0:  # pragma: no cover - engine and record disagree
+            raise RuntimeError(f"kong refund of {points} from {receiver} to {payer} unmatched")
+        order = {id(p): i for i, p in enumerate(self._kong_payments)}
+        for p in taken:
+            self._kong_payments.remove(p)
+        return sorted(taken, key=lambda p: order[id(p)])
 
 
 def _rules(rules: Rules | str | None) -> Rules:
