@@ -1,0 +1,218 @@
+"""PettingZoo AEC environment: a thin translation onto the batched engine (batch size 1).
+
+>>> from sichuan_env import env
+>>> e = env(render_mode="ansi")
+>>> e.reset(seed=0)
+>>> for agent in e.agent_iter():
+...     obs, reward, termination, truncation, info = e.last()
+...     action = None if termination or truncation else e.action_space(agent).sample(
+...         obs["action_mask"])
+...     e.step(action)
+
+=====================  ==========================================================================
+item                   value
+=====================  ==========================================================================
+agents                 ``player_0`` .. ``player_3`` = seats 0..3 (seat 0 deals the first deal)
+agent_selection        the seat that decides now (the engine's ``state.current``): the forbidden
+                       suit choices (seats 0..3 in turn), one's own turn, and the claim windows
+                       (every seat with a legal claim, counter-clockwise from the discarder;
+                       earlier answers are hidden). Seats that have declared Hu are never
+                       selected but stay in ``agents`` (they can still receive refunds).
+observation_space      ``Dict(observation=Box((78, 27), float32), action_mask=Box(0, 1, (88,),
+                       int8))``; the planes are documented in :mod:`sichuan_env.observation`,
+                       rotated so the observing agent is relative seat 0. The mask is all zeros
+                       for an agent that is not selected.
+action_space           ``Discrete(88)`` (layout in :mod:`sichuan_env.actions`)
+rewards                points paid (negative) and received (positive) by every seat during the
+                       last step (Hu and kong payments, refunds, wall-end settlement); they are
+                       accumulated in ``_cumulative_rewards`` until the agent acts, as PettingZoo
+                       specifies, so ``last()`` returns everything since the agent's last move.
+termination            every agent terminates together when the match ends (one deal unless
+                       ``rules.deals_per_match > 1``); there is no truncation.
+infos                  ``{"legal_moves": [...]}`` (action ids) for the selected agent,
+                       ``{"legal_moves": []}`` for the others; ``"action_mask"`` too.
+illegal actions        ``raw_env`` raises :class:`~sichuan_env.engine.IllegalActionError` and
+                       changes nothing. ``env()`` wraps it like PettingZoo's classic games with
+                       ``TerminateIllegalWrapper(illegal_reward=-1)``: the offending agent gets
+                       -1, every agent terminates, and a warning is logged.
+render modes           ``"ansi"`` returns the text of :func:`sichuan_env.render.render_text`
+                       (everything shown); ``"human"`` prints it. ``_repr_html_`` for notebooks.
+seeding                ``reset(seed=s)`` deals the wall of engine seed ``s`` (the same wall as
+                       ``engine.reset([s])``); later ``reset()`` calls draw new walls from a
+                       generator seeded by ``s``. ``reset(options={"dealer": k})`` deals from k.
+=====================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from sichuan_env import engine
+from sichuan_env.actions import N_ACTIONS, action_to_str
+from sichuan_env.engine import IllegalActionError
+from sichuan_env.observation import OBS_VERSION, encode, observation_bounds
+from sichuan_env.render import render_html, render_text
+from sichuan_env.rules import Rules, get_rules
+from sichuan_env.state import State
+
+AGENTS = tuple(f"player_{i}" for i in range(4))
+ENV_NAME = "sichuan_mahjong_v0"
+
+
+def env(rules: Rules | str | None = None, render_mode: str | None = None) -> AECEnv:
+    """The wrapped AEC environment (illegal move: -1 and the game ends; order enforced)."""
+    e: AECEnv = raw_env(rules=rules, render_mode=render_mode)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
+
+
+class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
+    """The unwrapped AEC environment; see the module docstring."""
+
+    metadata = {
+        "render_modes": ["human", "ansi"],
+        "name": ENV_NAME,
+        "is_parallelizable": False,
+        "render_fps": 2,
+        "observation_version": OBS_VERSION,
+    }
+
+    def __init__(self, rules: Rules | str | None = None, render_mode: str | None = None):
+        EzPickle.__init__(self, rules=rules, render_mode=render_mode)
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode {render_mode!r} not supported; use one of "
+                f"{self.metadata['render_modes']} or None"
+            )
+        self.rules = rules if isinstance(rules, Rules) else get_rules(rules)
+        self.render_mode = render_mode
+        self.possible_agents = list(AGENTS)
+        self.agents = list(AGENTS)
+        self.agent_name_mapping = {a: i for i, a in enumerate(AGENTS)}
+        low, high = observation_bounds()
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(low, high, dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in AGENTS}
+        self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in AGENTS}
+        self._rng = np.random.default_rng()
+        self.state_: State | None = None
+        self._mask = np.zeros(N_ACTIONS, bool)
+        self._zero_mask = np.zeros(N_ACTIONS, np.int8)
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset / step
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+            deal_seed = int(seed)
+        else:
+            deal_seed = int(self._rng.integers(0, 2**63 - 1))
+        dealer = int((options or {}).get("dealer", 0))
+        self.state_ = engine.reset([deal_seed], self.rules, dealer=dealer)
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self._after_change()
+
+    def _after_change(self) -> None:
+        st = self.state_
+        assert st is not None
+        self._mask = engine.legal_mask(st)[0]
+        seat = int(st.current[0])
+        self.agent_selection = AGENTS[seat]
+        legal = np.flatnonzero(self._mask).tolist()
+        mask8 = self._mask.astype(np.int8)
+        self.infos = {a: {"legal_moves": [], "action_mask": self._zero_mask} for a in AGENTS}
+        if not st.done[0]:
+            self.infos[AGENTS[seat]] = {"legal_moves": legal, "action_mask": mask8}
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        st = self.state_
+        assert st is not None
+        a = int(action)  # type: ignore[arg-type]
+        if not (0 <= a < N_ACTIONS and self._mask[a]):
+            name = action_to_str(a) if 0 <= a < N_ACTIONS else "out of range"
+            legal = sorted(action_to_str(x) for x in np.flatnonzero(self._mask))
+            raise IllegalActionError(
+                f"{agent}: illegal action {a} ({name}); legal: {legal}"
+            )
+        self._cumulative_rewards[agent] = 0.0
+        st, rewards, done = engine.step(
+            st, np.array([a]), inplace=True, validate=False, mask=self._mask[None]
+        )
+        self.state_ = st
+        r = rewards[0].tolist()
+        self.rewards = {AGENTS[i]: r[i] for i in range(4)}
+        self._accumulate_rewards()
+        if done[0]:
+            self.terminations = dict.fromkeys(AGENTS, True)
+        self._after_change()
+        if self.render_mode == "human":
+            self.render()
+
+    # ------------------------------------------------------------------ reading
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        st = self.state_
+        assert st is not None, "call reset() first"
+        seat = self.agent_name_mapping[agent]
+        obs = encode(st, seat)[0]
+        if agent == self.agent_selection and not st.done[0]:
+            mask = self._mask.astype(np.int8)
+        else:
+            mask = np.zeros(N_ACTIONS, np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    @property
+    def state(self) -> State:  # type: ignore[override]
+        """The engine state (batch size 1)."""
+        assert self.state_ is not None, "call reset() first"
+        return self.state_
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode."
+            )
+            return None
+        if self.state_ is None:
+            return None
+        text = render_text(self.state_, 0)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def _repr_html_(self) -> str:
+        if self.state_ is None:
+            return "<i>sichuan_mahjong: not reset</i>"
+        return render_html(self.state_, 0)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,201 @@
+"""Single-agent Gymnasium environment: one learner seat, three opponents inside.
+
+>>> from sichuan_env.gym_env import SichuanSingleEnv
+>>> e = SichuanSingleEnv(learner_seat="random")
+>>> obs, info = e.reset(seed=0)
+>>> obs, reward, terminated, truncated, info = e.step(int(info["action_mask"].argmax()))
+
+=================  ===========================================================================
+item               value
+=================  ===========================================================================
+steps              the learner's decisions only (forbidden-suit choice, own turn, claims);
+                   opponents act in between through ``agent.act(obs, mask)``
+learner_seat       0..3, or ``"random"`` (a new seat, drawn from ``np_random``, each reset)
+opponents          one agent for the three other seats or a list of three, for the seats
+                   after the learner counter-clockwise (learner + 1, + 2, + 3); default
+                   :class:`agents.base.RandomAgent`
+observation        ``Box((78, 27), float32)``: :func:`sichuan_env.observation.encode` for the
+                   learner (planes documented there)
+action             ``Discrete(88)`` (:mod:`sichuan_env.actions`); ``action_masks()`` -> (88,)
+                   bool for sb3-contrib's MaskablePPO; also ``info["action_mask"]``
+reward             the learner's points paid/received since its previous decision (its own
+                   move, the opponents' moves after it, and the end-of-deal settlement)
+terminated         the match ended (one deal unless ``rules.deals_per_match > 1``); the
+                   learner may have won earlier: the deal is then played out by the opponents
+                   within that step, so refunds still reach the learner
+truncated          never
+illegal action     ``illegal_action="terminate"`` (default, PettingZoo's classic-game convention
+                   and what ``check_env``'s unmasked random actions need): the episode ends
+                   with reward ``illegal_reward`` (default -1) and ``info["illegal_action"]``;
+                   ``"raise"``: :class:`~sichuan_env.engine.IllegalActionError`, nothing changes
+=================  ===========================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from agents.base import NO_OBSERVATION, Agent, RandomAgent, needs_observation
+from sichuan_env import engine
+from sichuan_env.actions import N_ACTIONS, action_to_str
+from sichuan_env.engine import IllegalActionError
+from sichuan_env.observation import OBS_VERSION, encode, observation_bounds
+from sichuan_env.render import render_html, render_text
+from sichuan_env.rules import Rules, get_rules
+from sichuan_env.state import State
+
+
+def opponent_list(opponents: Agent | Sequence[Agent] | None, seed: int | None = None) -> list:
+    """Three agents from one agent, a list of three, or None (random agents)."""
+    if opponents is None:
+        base = None if seed is None else seed + 1
+        return [RandomAgent(base)] * 3
+    if isinstance(opponents, Sequence) and not isinstance(opponents, str):
+        opp = list(opponents)
+        if len(opp) == 1:
+            opp = opp * 3
+        if len(opp) != 3:
+            raise ValueError(f"opponents: one agent or a list of three, got {len(opp)}")
+    else:
+        opp = [opponents] * 3
+    for a in opp:
+        if not hasattr(a, "act") or not hasattr(a, "act_batch"):
+            raise TypeError(f"opponent {a!r} lacks act/act_batch (see agents.base.Agent)")
+    return opp
+
+
+class SichuanSingleEnv(gym.Env):
+    """See the module docstring."""
+
+    metadata = {"render_modes": ["human", "ansi"], "render_fps": 2,
+                "observation_version": OBS_VERSION}
+
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        learner_seat: int | str = 0,
+        opponents: Agent | Sequence[Agent] | None = None,
+        render_mode: str | None = None,
+        illegal_action: str = "terminate",
+        illegal_reward: float = -1.0,
+    ) -> None:
+        if illegal_action not in ("terminate", "raise"):
+            raise ValueError(
+                f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}"
+            )
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self._over = True
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode {render_mode!r} not supported")
+        if learner_seat != "random" and learner_seat not in (0, 1, 2, 3):
+            raise ValueError(f"learner_seat must be 0..3 or 'random', got {learner_seat!r}")
+        self.rules = rules if isinstance(rules, Rules) else get_rules(rules)
+        self.learner_seat_option = learner_seat
+        self.opponents = opponent_list(opponents)
+        self.render_mode = render_mode
+        low, high = observation_bounds()
+        self.observation_space = spaces.Box(low, high, dtype=np.float32)
+        self.action_space = spaces.Discrete(N_ACTIONS)
+        self.seat = 0 if learner_seat == "random" else int(learner_seat)
+        self.state: State | None = None
+        self._mask = np.zeros(N_ACTIONS, bool)
+
+    # ------------------------------------------------------------------ API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        if self.learner_seat_option == "random":
+            self.seat = int(self.np_random.integers(4))
+        deal_seed = int(self.np_random.integers(0, 2**63 - 1))
+        dealer = int((options or {}).get("dealer", 0))
+        self.state = engine.reset([deal_seed], self.rules, dealer=dealer)
+        for a in self.opponents:
+            if hasattr(a, "reset"):
+                a.reset()
+        self._over = False
+        self._play_opponents()
+        return self._obs(), self._info()
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        st = self.state
+        if st is None:
+            raise RuntimeError("call reset() first")
+        if self._over:
+            raise RuntimeError("the episode is over: call reset()")
+        a = int(action)
+        if not (0 <= a < N_ACTIONS and self._mask[a]):
+            if self.illegal_action == "terminate":
+                self._over = True
+                self._mask = np.zeros(N_ACTIONS, bool)
+                info = self._info()
+                info["illegal_action"] = a
+                return self._obs(), self.illegal_reward, True, False, info
+            name = action_to_str(a) if 0 <= a < N_ACTIONS else "out of range"
+            legal = sorted(action_to_str(x) for x in np.flatnonzero(self._mask))
+            raise IllegalActionError(
+                f"learner (seat {self.seat}): illegal action {a} ({name}); legal: {legal}"
+            )
+        st, r, _ = engine.step(st, np.array([a]), inplace=True, validate=False,
+                               mask=self._mask[None])
+        reward = float(r[0, self.seat])
+        more, done_ = self._play_opponents()
+        reward += more
+        self._over = done_
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), reward, bool(done_), False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """(88,) bool: the learner's legal actions now (all False once terminated)."""
+        return self._mask.copy()
+
+    def render(self) -> str | None:
+        if self.render_mode is None or self.state is None:
+            return None
+        text = render_text(self.state, 0, viewer=self.seat)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def _repr_html_(self) -> str:
+        if self.state is None:
+            return "<i>SichuanSingleEnv: not reset</i>"
+        return render_html(self.state, 0, viewer=self.seat)
+
+    # ------------------------------------------------------------------ internals
+    def _play_opponents(self) -> tuple[float, bool]:
+        """Let opponents act until the learner decides or the match ends; returns the
+        learner's points meanwhile and whether the match ended."""
+        st = self.state
+        assert st is not None
+        reward = 0.0
+        while not st.done[0]:
+            mask = engine.legal_mask(st)
+            seat = int(st.current[0])
+            if seat == self.seat:
+                self._mask = mask[0]
+                return reward, False
+            agent = self.opponents[(seat - self.seat) % 4 - 1]
+            obs = encode(st, seat)[0] if needs_observation(agent) else NO_OBSERVATION(1)[0]
+            a = int(agent.act(obs, mask[0]))
+            if not (0 <= a < N_ACTIONS and mask[0, a]):
+                raise IllegalActionError(f"opponent {agent!r} at seat {seat}: illegal action {a}")
+            st, r, _ = engine.step(st, np.array([a]), inplace=True, validate=False, mask=mask)
+            reward += float(r[0, self.seat])
+        self._mask = np.zeros(N_ACTIONS, bool)
+        return reward, True
+
+    def _obs(self) -> np.ndarray:
+        assert self.state is not None
+        return encode(self.state, self.seat)[0]
+
+    def _info(self) -> dict[str, Any]:
+        return {"action_mask": self._mask.copy(), "seat": self.seat}

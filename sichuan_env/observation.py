@@ -1,0 +1,308 @@
+"""What one seat may know, as named feature planes over the 27 tile kinds.
+
+``encode(state, seats) -> (B, C, 27) float32`` projects the batched
+:class:`~sichuan_env.state.State` onto the public information plus the private
+information of seat ``seats[b]`` on table ``b``. Seats are *rotated*: relative seat 0 is
+the observer, 1 the next seat to play (counter-clockwise), 2 the seat opposite, 3 the
+previous seat. Layout version: ``OBS_VERSION = "sichuan-obs/1"``; :data:`PLANES` lists
+(name, first channel, number of channels). Tile planes are indexed by tile kind
+(``kind = suit * 9 + rank - 1``; m = 0..8, p = 9..17, s = 18..26). Scalar features are
+broadcast over the 27 columns, so the whole observation is one (C, 27) array that an MLP
+(flattened) or a 1-D convolution over the tile axis can read.
+
+=====================  ====  ==================================================================
+plane                  ch    meaning (``r`` = relative seat 0..3, 0 = me)
+=====================  ====  ==================================================================
+hand_ge1..hand_ge4     4     my standing tiles: count >= 1, >= 2, >= 3, == 4
+set_aside              1     my set-aside (void-choice) tile, one-hot; 0 when none
+drawn                  1     the tile I just drew this turn (my turn only), one-hot
+my_void                1     1 on the 9 kinds of my forbidden suit once chosen
+pung[r]                4     seat r has a melded pung of this kind
+concealed_kong[r]      4     seat r has a concealed kong of this kind (public here)
+exposed_kong[r]        4     seat r has a melded, promoted or postponed kong of this kind
+discards[r]            4     seat r's discards of this kind / 4 (claimed ones included)
+recent_discard[r][j]   16    seat r's (j+1)-th most recent discard, one-hot; j = 0..3
+void_revealed[r]       4     1 on the 9 kinds of seat r's forbidden suit once revealed
+hu_tile[r]             4     seat r has won (Hu) with this tile, one-hot
+claim_tile             1     the tile under claim (a discard or a tile added to a kong)
+live_discards          1     discards still lying on the table (not claimed or won) / 4
+visible                1     copies I can see: my hand + set-aside + every meld + live
+                             discards + won tiles, / 4 (so 1 - visible = unseen share)
+--- scalar features, broadcast over the 27 columns ---
+phase                  5     one-hot: void, turn, claim, rob, done
+wall_left              1     tiles left in the wall / 55
+scores[r]              4     points of this deal / 64 (clipped to [-16, 16])
+match_scores[r]        4     points of the finished deals of this match / 64 (clipped)
+dealer[r]              4     one-hot: the dealer relative to me
+hu[r]                  4     seat r has won
+claim_from[r]          4     one-hot: who offered the tile under claim (claim/rob phase)
+passed_hu              1     my passed-Hu restriction: highest Hu value declined, divided
+                             by the rules' largest hand value (0 = no restriction)
+deal_progress          1     deal index within the match / deals per match
+=====================  ====  ==================================================================
+
+``C = N_CHANNELS = 78``. :func:`encode_oracle` appends perfect information for centralised
+critics (``ORACLE_PLANES``, ``N_ORACLE_CHANNELS = 88``): the other three seats' standing
+tiles / 4 (r = 1..3), their set-aside tiles, their forbidden suits (even unrevealed) and the
+tiles left in the wall (counts / 4, order not shown).
+
+The non-oracle observation never reads other seats' hands, set-aside tiles, unrevealed
+forbidden suits, Hu options or passed-Hu values, nor the wall (only its length);
+``tests/test_observation.py`` checks this by changing those fields.
+
+Both encoders are vectorised over tables (the Python loops run over 4 seats or 4 recent
+discards, never over tables). ``rows`` restricts the work to some tables.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sichuan_env.state import CLAIM as PHASE_CLAIM
+from sichuan_env.state import (
+    CONCEALED_KONG,
+    MELDED_KONG,
+    POSTPONED_KONG,
+    PROMOTED_KONG,
+    PUNG,
+    ROB,
+    TURN,
+    WALL_SIZE,
+    State,
+)
+
+OBS_VERSION = "sichuan-obs/1"
+N_KINDS = 27
+SCORE_SCALE = 64.0
+SCORE_CLIP = 16.0
+
+_SPEC: tuple[tuple[str, int], ...] = (
+    ("hand", 4),
+    ("set_aside", 1),
+    ("drawn", 1),
+    ("my_void", 1),
+    ("pung", 4),
+    ("concealed_kong", 4),
+    ("exposed_kong", 4),
+    ("discards", 4),
+    ("recent_discard", 16),
+    ("void_revealed", 4),
+    ("hu_tile", 4),
+    ("claim_tile", 1),
+    ("live_discards", 1),
+    ("visible", 1),
+    ("phase", 5),
+    ("wall_left", 1),
+    ("scores", 4),
+    ("match_scores", 4),
+    ("dealer", 4),
+    ("hu", 4),
+    ("claim_from", 4),
+    ("passed_hu", 1),
+    ("deal_progress", 1),
+)
+_ORACLE_SPEC: tuple[tuple[str, int], ...] = (
+    ("other_hands", 3),
+    ("other_set_aside", 3),
+    ("other_void", 3),
+    ("wall", 1),
+)
+
+
+def _layout(spec: tuple[tuple[str, int], ...], start: int = 0) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    c = start
+    for name, n in spec:
+        out[name] = (c, n)
+        c += n
+    return out
+
+
+PLANES: dict[str, tuple[int, int]] = _layout(_SPEC)
+"""name -> (first channel, number of channels) of :func:`encode`."""
+N_CHANNELS: int = sum(n for _, n in _SPEC)
+ORACLE_PLANES: dict[str, tuple[int, int]] = {**PLANES, **_layout(_ORACLE_SPEC, N_CHANNELS)}
+"""name -> (first channel, number of channels) of :func:`encode_oracle`."""
+N_ORACLE_CHANNELS: int = N_CHANNELS + sum(n for _, n in _ORACLE_SPEC)
+OBS_SHAPE: tuple[int, int] = (N_CHANNELS, N_KINDS)
+ORACLE_OBS_SHAPE: tuple[int, int] = (N_ORACLE_CHANNELS, N_KINDS)
+
+_C = {name: first for name, (first, _) in PLANES.items()}
+_SUIT_ROWS = np.repeat(np.eye(3, dtype=np.float32), 9, axis=1)  # (3, 27): suit -> its kinds
+_SUIT_ROWS_PAD = np.concatenate([_SUIT_ROWS, np.zeros((1, N_KINDS), np.float32)])  # -1 -> 0
+_MELD_TILES = np.array([0, 3, 4, 4, 4, 4], np.int8)  # meld code -> tiles in it
+assert MELDED_KONG == 3 and PROMOTED_KONG == 4 and POSTPONED_KONG == 5  # exposed kongs >= 3
+
+
+def plane_names(oracle: bool = False) -> list[str]:
+    """One readable name per channel, e.g. ``"pung[r=2]"`` or ``"recent_discard[r=1][j=0]"``."""
+    names: list[str] = []
+    for name, n in _SPEC + (_ORACLE_SPEC if oracle else ()):
+        if name == "hand":
+            names += ["hand_ge1", "hand_ge2", "hand_ge3", "hand_ge4"]
+        elif name == "recent_discard":
+            names += [f"recent_discard[r={r}][j={j}]" for r in range(4) for j in range(4)]
+        elif name == "phase":
+            names += ["phase=void", "phase=turn", "phase=claim", "phase=rob", "phase=done"]
+        elif name.startswith("other_"):
+            names += [f"{name}[r={r}]" for r in range(1, 4)]
+        elif n == 4:
+            names += [f"{name}[r={r}]" for r in range(4)]
+        else:
+            names.append(name)
+    return names
+
+
+def _rows_seats(state: State, seats: np.ndarray | int, rows: np.ndarray | None):
+    B = state.batch_size
+    rows = np.arange(B) if rows is None else np.asarray(rows, dtype=np.intp).reshape(-1)
+    seats = np.broadcast_to(np.asarray(seats, dtype=np.intp), rows.shape)
+    if seats.size and ((seats < 0) | (seats > 3)).any():
+        raise ValueError("seats must be 0..3")
+    return rows, seats
+
+
+def encode(
+    state: State, seats: np.ndarray | int, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """(n, N_CHANNELS, 27) float32 observations of seat ``seats[i]`` at table ``rows[i]``.
+
+    ``rows`` defaults to every table (n = B); ``seats`` is (n,) or one int for all.
+    """
+    rows, seats = _rows_seats(state, seats, rows)
+    out = np.zeros((rows.size, N_CHANNELS, N_KINDS), np.float32)
+    if rows.size:
+        _fill(state, rows, seats, out)
+    return out
+
+
+def encode_oracle(
+    state: State, seats: np.ndarray | int, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """(n, N_ORACLE_CHANNELS, 27) float32: :func:`encode` plus the hidden information
+    (other hands, their set-aside tiles and forbidden suits, the wall's remaining tiles)."""
+    rows, seats = _rows_seats(state, seats, rows)
+    n = rows.size
+    out = np.zeros((n, N_ORACLE_CHANNELS, N_KINDS), np.float32)
+    if not n:
+        return out
+    _fill(state, rows, seats, out)
+    others = (seats[:, None] + np.arange(1, 4)) % 4  # (n, 3)
+    r2 = rows[:, None]
+    c, _ = ORACLE_PLANES["other_hands"]
+    out[:, c : c + 3] = state.hand[r2, others] * np.float32(0.25)
+    c, _ = ORACLE_PLANES["other_set_aside"]
+    sa = state.set_aside[r2, others]
+    i, j = np.nonzero(sa >= 0)
+    out[i, c + j, sa[i, j]] = 1.0
+    c, _ = ORACLE_PLANES["other_void"]
+    out[:, c : c + 3] = _SUIT_ROWS_PAD[state.void[r2, others]]
+    c, _ = ORACLE_PLANES["wall"]
+    front = state.wall_front[rows].astype(np.intp)
+    back = state.wall_back[rows].astype(np.intp)
+    pos = np.arange(WALL_SIZE)
+    left = (pos >= front[:, None]) & (pos < back[:, None])
+    i, p = np.nonzero(left)
+    counts = np.bincount(i * N_KINDS + state.wall[rows[i], p], minlength=n * N_KINDS)
+    out[:, c] = counts.reshape(n, N_KINDS) * np.float32(0.25)
+    return out
+
+
+_T4 = np.arange(4)[None, :, None]
+_J4 = np.arange(4)[None, None, :]
+_SCALAR0 = PLANES["phase"][0]  # scalar features occupy channels _SCALAR0.. (last in the layout)
+_N_SCALARS = N_CHANNELS - _SCALAR0
+
+
+def _fill(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
+    n = rows.size
+    ar = np.arange(n)
+    rel = (seats[:, None] + np.arange(4)) % 4  # (n, 4): absolute seat of relative seat r
+    r2 = rows[:, None]
+    f32 = np.float32
+
+    # --- my private tiles
+    hand = state.hand[rows, seats]  # (n, 27) int8
+    c = _C["hand"]
+    out[:, c : c + 4] = hand[:, None, :] > _T4
+    sa = state.set_aside[rows, seats]
+    has_sa = sa >= 0
+    out[ar, _C["set_aside"], sa] = has_sa  # sa = -1 writes 0 into column 26: harmless
+    phase = state.phase[rows]
+    active = state.active[rows]
+    drawn = state.drawn_tile[rows]
+    out[ar, _C["drawn"], drawn] = (phase == TURN) & (active == seats) & (drawn >= 0)
+    out[:, _C["my_void"]] = _SUIT_ROWS_PAD[state.void[rows, seats]]
+
+    # --- melds, by relative seat
+    meld = state.meld[r2, rel]  # (n, 4, 27)
+    c = _C["pung"]
+    out[:, c : c + 4] = meld == PUNG
+    out[:, c + 4 : c + 8] = meld == CONCEALED_KONG
+    out[:, c + 8 : c + 12] = meld >= MELDED_KONG  # melded, promoted, postponed
+
+    # --- discards: counts and the four most recent, by relative seat
+    river = state.river[r2, rel]  # (n, 4, 60)
+    # bin 0 of each (table, seat) collects the -1 padding
+    flat = (np.arange(n * 4)[:, None] * (N_KINDS + 1) + 1 + river.reshape(n * 4, -1)).ravel()
+    counts = np.bincount(flat, minlength=n * 4 * (N_KINDS + 1)).reshape(n, 4, N_KINDS + 1)
+    c = _C["discards"]
+    out[:, c : c + 4] = counts[:, :, 1:] * f32(0.25)
+    idx = state.river_len[r2, rel].astype(np.intp)[:, :, None] - 1 - _J4  # (n, 4, 4)
+    i, s, j = np.nonzero(idx >= 0)
+    out[i, _C["recent_discard"] + 4 * s + j, river[i, s, idx[i, s, j]]] = 1.0
+
+    # --- voids revealed, wins
+    vd = np.where(state.void_revealed[r2, rel], state.void[r2, rel], -1)
+    c = _C["void_revealed"]
+    out[:, c : c + 4] = _SUIT_ROWS_PAD[vd]
+    hu_tile = state.hu_tile[r2, rel]
+    i, s = np.nonzero(hu_tile >= 0)
+    out[i, _C["hu_tile"] + s, hu_tile[i, s]] = 1.0
+
+    # --- the tile under claim, table-wide counts
+    claim = state.claim_tile[rows]
+    in_window = (phase == PHASE_CLAIM) | (phase == ROB)
+    out[ar, _C["claim_tile"], claim] = in_window & (claim >= 0)
+    live = state.live_discards[rows].astype(f32)
+    out[:, _C["live_discards"]] = live * f32(0.25)
+    visible = hand + live + state.won_tiles[rows] + _MELD_TILES.take(meld).sum(1)
+    visible[ar, sa] += has_sa
+    out[:, _C["visible"]] = visible * f32(0.25)
+
+    # --- scalars, gathered in one (n, k) array and broadcast over the tile axis
+    sc = np.zeros((n, _N_SCALARS), f32)
+    base = -_SCALAR0
+    sc[ar, base + _C["phase"] + phase] = 1.0
+    sc[:, base + _C["wall_left"]] = state.wall_left[rows] * f32(1.0 / WALL_SIZE)
+    c = base + _C["scores"]
+    sc[:, c : c + 4] = state.scores[r2, rel] * f32(1.0 / SCORE_SCALE)
+    sc[:, c + 4 : c + 8] = state.match_scores[r2, rel] * f32(1.0 / SCORE_SCALE)
+    np.clip(sc[:, c : c + 8], -SCORE_CLIP, SCORE_CLIP, out=sc[:, c : c + 8])
+    sc[ar, base + _C["dealer"] + (state.dealer[rows] - seats) % 4] = 1.0
+    c = base + _C["hu"]
+    sc[:, c : c + 4] = state.hu[r2, rel]
+    sc[ar, base + _C["claim_from"] + (active - seats) % 4] = in_window
+    sc[:, base + _C["passed_hu"]] = np.minimum(
+        state.passed_hu[rows, seats] * f32(1.0 / state.rules.max_value), f32(1.0))
+    sc[:, base + _C["deal_progress"]] = state.deal_index[rows] * f32(
+        1.0 / state.rules.deals_per_match)
+    out[:, _SCALAR0:N_CHANNELS] = sc[:, :, None]
+
+
+def observation_bounds(oracle: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) arrays of shape (C, 27) for a ``gymnasium.spaces.Box``."""
+    n = N_ORACLE_CHANNELS if oracle else N_CHANNELS
+    low = np.zeros((n, N_KINDS), np.float32)
+    high = np.ones((n, N_KINDS), np.float32)
+    for name in ("scores", "match_scores"):
+        c, k = PLANES[name]
+        low[c : c + k] = -SCORE_CLIP
+        high[c : c + k] = SCORE_CLIP
+    return low, high
+
+
+def describe(obs: np.ndarray, oracle: bool = False) -> dict[str, np.ndarray]:
+    """Split one (C, 27) observation into its named planes (for debugging and tests)."""
+    planes = ORACLE_PLANES if oracle else PLANES
+    return {name: obs[c : c + k] for name, (c, k) in planes.items()}

@@ -1,0 +1,222 @@
+"""Readable views of a table: text with Unicode tiles (or ASCII) and HTML for notebooks.
+
+``render_text(state, table=0, viewer=None, ascii=False) -> str``: one block per seat
+(hand, set-aside tile, melds, discards, forbidden suit, Hu with its winning tile, score)
+and a header (deal, phase, whose turn, tiles left in the wall, the tile under claim).
+
+``viewer=None`` shows everything (a spectator with perfect information); ``viewer=s``
+shows what seat ``s`` knows: other hands as backs, their set-aside tiles as a back and
+their forbidden suits only once revealed.
+
+=================  ========================  =====================================
+shown              Unicode (default)          ASCII (``ascii=True``)
+=================  ========================  =====================================
+a tile             glyph (U+1F007..U+1F021)   ``5m``
+a hidden tile      U+1F02B (tile back)        ``##``
+set-aside tile     ``[5m]`` after the hand    same
+pung / kong        ``pung 🀋`` / ``kong* 🀋``  ``pung 5m``; ``*`` concealed kong,
+                                              ``+`` promoted, ``~`` postponed
+winner             ``HU#1 on 5m``             same (``#`` = order of the win)
+=================  ========================  =====================================
+
+``render_html(state, table=0, viewer=None) -> str`` gives the same content as an HTML
+table (tiles as glyphs with their text as a tooltip). ``html_repr(obj)`` wraps it for
+``_repr_html_`` hooks.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+from sichuan_env.state import (
+    CLAIM,
+    CONCEALED_KONG,
+    DONE,
+    END_NAMES,
+    MELDED_KONG,
+    PHASE_NAMES,
+    POSTPONED_KONG,
+    PROMOTED_KONG,
+    PUNG,
+    ROB,
+    State,
+)
+from sichuan_env.tiles import SUITS, glyph, tile_str
+
+BACK = "\U0001f02b"
+SEAT_WINDS = ("E", "S", "W", "N")
+_MELD_LABEL = {
+    PUNG: "pung",
+    CONCEALED_KONG: "kong*",
+    MELDED_KONG: "kong",
+    PROMOTED_KONG: "kong+",
+    POSTPONED_KONG: "kong~",
+}
+
+
+def _tile(k: int, ascii: bool) -> str:
+    return tile_str(k) if ascii else glyph(k)
+
+
+def _tiles(kinds, ascii: bool) -> str:
+    sep = " " if ascii else ""
+    return sep.join(_tile(int(k), ascii) for k in kinds)
+
+
+def _check(state: State, table: int, viewer: int | None) -> None:
+    if not 0 <= table < state.batch_size:
+        raise ValueError(f"table {table} out of range 0..{state.batch_size - 1}")
+    if viewer is not None and not 0 <= viewer <= 3:
+        raise ValueError(f"viewer must be None or a seat 0..3, got {viewer}")
+
+
+def _seat_view(state: State, t: int, seat: int, viewer: int | None, ascii: bool) -> dict:
+    """The facts shown for one seat, as strings."""
+    shown = viewer is None or viewer == seat
+    hand = state.hand[t, seat]
+    kinds = np.repeat(np.arange(27), hand)
+    sa = int(state.set_aside[t, seat])
+    if shown:
+        hand_s = _tiles(kinds, ascii)
+        aside = f"[{_tile(sa, ascii)}]" if sa >= 0 else ""
+    else:
+        back = "##" if ascii else BACK
+        hand_s = (" " if ascii else "").join([back] * int(hand.sum()))
+        aside = f"[{back}]" if sa >= 0 else ""
+    melds = []
+    for k in np.flatnonzero(state.meld[t, seat]):
+        code = int(state.meld[t, seat, k])
+        n = 3 if code == PUNG else 4
+        label = _MELD_LABEL[code]
+        melds.append(f"{label} {_tiles([k] * n, ascii) if not ascii else tile_str(k)}")
+    n_disc = int(state.river_len[t, seat])
+    discards = _tiles(state.river[t, seat, :n_disc], ascii)
+    vd = int(state.void[t, seat])
+    if vd >= 0 and (shown or state.void_revealed[t, seat]):
+        void = SUITS[vd]
+    elif vd >= 0:
+        void = "?"
+    else:
+        void = "-"
+    hu = ""
+    if state.hu[t, seat]:
+        hu = f"HU#{int(state.hu_rank[t, seat]) + 1} on {_tile(int(state.hu_tile[t, seat]), ascii)}"
+    return {
+        "hand": hand_s,
+        "aside": aside,
+        "melds": ", ".join(melds),
+        "discards": discards,
+        "void": void,
+        "hu": hu,
+        "score": int(state.scores[t, seat]),
+        "match": int(state.match_scores[t, seat]),
+    }
+
+
+def _header(state: State, t: int, ascii: bool) -> tuple[str, str]:
+    ph = int(state.phase[t])
+    cur = int(state.current[t])
+    deal = f"deal {int(state.deal_index[t]) + 1}/{state.rules.deals_per_match}"
+    head = f"{deal} | phase {PHASE_NAMES[ph]} | wall {int(state.wall_left[t])}"
+    if ph == DONE:
+        head += f" | ended: {END_NAMES[int(state.end_reason[t])]}"
+    else:
+        head += f" | to act: seat {cur}"
+    claim = ""
+    if ph in (CLAIM, ROB) and state.claim_tile[t] >= 0:
+        what = "kong tile (may be robbed)" if ph == ROB else "discard"
+        claim = (
+            f"under claim: {_tile(int(state.claim_tile[t]), ascii)} "
+            f"({what} of seat {int(state.active[t])})"
+        )
+    return head, claim
+
+
+def render_text(
+    state: State, table: int = 0, viewer: int | None = None, ascii: bool = False
+) -> str:
+    """A multi-line text view of ``table`` as seen by ``viewer`` (None = everything)."""
+    _check(state, table, viewer)
+    t = table
+    head, claim = _header(state, t, ascii)
+    lines = [head]
+    if claim:
+        lines.append(claim)
+    dealer = int(state.dealer[t])
+    cur = int(state.current[t])
+    live = state.phase[t] != DONE
+    for seat in range(4):
+        v = _seat_view(state, t, seat, viewer, ascii)
+        wind = SEAT_WINDS[(seat - dealer) % 4]
+        mark = ">" if live and seat == cur else " "
+        tags = [f"void {v['void']}"]
+        if seat == viewer:
+            tags.append("you")
+        if v["hu"]:
+            tags.append(v["hu"])
+        score = f"score {v['score']:+d}"
+        if state.rules.deals_per_match > 1:
+            score += f" (match {v['match']:+d})"
+        lines.append(f"{mark}seat {seat} ({wind}) {' | '.join(tags)} | {score}")
+        hand = (v["hand"] + " " + v["aside"]).strip()
+        lines.append(f"    hand:  {hand}")
+        if v["melds"]:
+            lines.append(f"    melds: {v['melds']}")
+        lines.append(f"    river: {v['discards']}")
+    return "\n".join(lines)
+
+
+_CSS = (
+    "<style>.sich td,.sich th{padding:2px 8px;text-align:left;vertical-align:top}"
+    ".sich .t{font-size:1.6em;line-height:1.1}.sich .cur{background:#fff3c4}</style>"
+)
+
+
+def _html_tiles(kinds) -> str:
+    return "".join(
+        f'<span title="{tile_str(int(k))}">{glyph(int(k))}</span>' for k in kinds
+    )
+
+
+def render_html(state: State, table: int = 0, viewer: int | None = None) -> str:
+    """An HTML table of ``table`` (for notebooks); same content as :func:`render_text`."""
+    _check(state, table, viewer)
+    t = table
+    head, claim = _header(state, t, ascii=True)
+    dealer = int(state.dealer[t])
+    cur = int(state.current[t])
+    live = state.phase[t] != DONE
+    rows = []
+    for seat in range(4):
+        v = _seat_view(state, t, seat, viewer, ascii=True)
+        shown = viewer is None or viewer == seat
+        if shown:
+            hand = _html_tiles(np.repeat(np.arange(27), state.hand[t, seat]))
+            sa = int(state.set_aside[t, seat])
+            if sa >= 0:
+                hand += f" [{_html_tiles([sa])}]"
+        else:
+            hand = BACK * int(state.hand[t, seat].sum())
+            if state.set_aside[t, seat] >= 0:
+                hand += f" [{BACK}]"
+        melds = " ".join(
+            f"{_MELD_LABEL[int(state.meld[t, seat, k])]} {_html_tiles([k])}"
+            for k in np.flatnonzero(state.meld[t, seat])
+        )
+        river = _html_tiles(state.river[t, seat, : int(state.river_len[t, seat])])
+        cls = ' class="cur"' if live and seat == cur else ""
+        wind = SEAT_WINDS[(seat - dealer) % 4]
+        rows.append(
+            f"<tr{cls}><th>seat {seat} ({wind}){' (you)' if seat == viewer else ''}</th>"
+            f"<td>{html.escape(v['void'])}</td><td class='t'>{hand}</td>"
+            f"<td class='t'>{melds}</td><td class='t'>{river}</td>"
+            f"<td>{html.escape(v['hu'])}</td><td>{v['score']:+d}</td></tr>"
+        )
+    caption = html.escape(head) + (f"<br>{html.escape(claim)}" if claim else "")
+    return (
+        f"{_CSS}<table class='sich'><caption>{caption}</caption>"
+        "<tr><th>seat</th><th>void</th><th>hand</th><th>melds</th><th>discards</th>"
+        "<th>Hu</th><th>score</th></tr>" + "".join(rows) + "</table>"
+    )

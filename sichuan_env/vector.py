@@ -1,0 +1,330 @@
+"""Many tables as one stable-baselines3 ``VecEnv``, opponents played inside, batched.
+
+>>> from sb3_contrib import MaskablePPO
+>>> from sichuan_env.vector import SichuanVecEnv
+>>> venv = SichuanVecEnv(256, learner_seats=(0, 1, 2, 3), seed=0)
+>>> model = MaskablePPO("MlpPolicy", venv, n_steps=64).learn(100_000)
+
+Layout: ``num_envs = num_tables * len(learner_seats)`` slots, one table per slot, one
+learner per table. Slot ``i`` plays table ``i`` from seat ``learner_seats[i // num_tables]``;
+the other three seats of that table are played by ``opponents`` (so ``learner_seats=(0, 1,
+2, 3)`` gives the learner every seat position, ``num_tables`` tables for each). Every slot is
+a genuine single-agent stream: each step of a slot is one decision of its learner seat.
+
+=================  ===========================================================================
+item               value
+=================  ===========================================================================
+observation        ``Box((78, 27), float32)``: :func:`sichuan_env.observation.encode` for the
+                   slot's learner seat (planes documented there)
+action             ``Discrete(88)``; ``action_masks()`` -> (num_envs, 88) bool, also reached by
+                   ``env_method("action_masks")`` (what sb3-contrib's MaskablePPO calls)
+reward             the learner seat's points since its previous decision: its own move, the
+                   opponents' moves after it and, at the end, the wall-end settlement
+done               the slot's match ended (one deal unless ``rules.deals_per_match > 1``); the
+                   table starts a new match at once (auto-reset) and the returned observation
+                   is the new match's first decision; ``infos[i]["terminal_observation"]``
+                   holds the last one and ``infos[i]["episode"] = {"r", "l", "t"}`` the
+                   return, number of learner decisions and wall time (SB3 Monitor format);
+                   ``infos[i]["final_scores"]`` the match points of the four seats (absolute)
+opponents          one agent (all opponent seats) or three (the seats after the learner,
+                   counter-clockwise); default :class:`agents.base.RandomAgent`. Their
+                   decisions are computed by ``act_batch`` on every table whose current seat is
+                   an opponent, repeated until every table waits for its learner
+illegal action     a learner action outside the mask raises
+                   :class:`~sichuan_env.engine.IllegalActionError` naming slot, seat, action and
+                   the legal ones (checked with the mask already computed: no extra cost)
+seeding            ``seed`` (or ``seed()`` before ``reset()``) fixes every table's walls;
+                   table walls never depend on the number of tables' batch order
+=================  ===========================================================================
+
+Speed: the engine steps the whole batch in place (``validate=False`` with the cached
+masks). Tables waiting for their learner are marked finished for the duration of an
+opponents' step (the engine ignores finished tables) and restored after; when only a few
+tables still need opponent moves they are copied into a smaller batch, finished there and
+written back.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env.base_vec_env import (
+    VecEnvIndices,
+    VecEnvObs,
+    VecEnvStepReturn,
+)
+
+from agents.base import NO_OBSERVATION, Agent, needs_observation
+from sichuan_env import engine
+from sichuan_env.actions import N_ACTIONS, action_to_str
+from sichuan_env.engine import IllegalActionError
+from sichuan_env.gym_env import opponent_list
+from sichuan_env.observation import OBS_VERSION, encode, observation_bounds
+from sichuan_env.render import render_html, render_text
+from sichuan_env.rules import Rules, get_rules
+from sichuan_env.state import State
+
+_SUB_BATCH_FRACTION = 0.25  # below this share of tables needing moves, work on a copy
+
+
+def _write_rows(dst: State, rows: np.ndarray, src: State) -> None:
+    for d, s in zip(dst.arrays(), src.arrays(), strict=True):
+        d[rows] = s
+
+
+class SichuanVecEnv(VecEnv):
+    """See the module docstring."""
+
+    metadata = {"render_modes": ["human", "ansi"], "observation_version": OBS_VERSION}
+
+    def __init__(
+        self,
+        num_tables: int,
+        rules: Rules | str | None = None,
+        learner_seats: Sequence[int] = (0,),
+        opponents: Agent | Sequence[Agent] | None = None,
+        seed: int | None = 0,
+        render_mode: str | None = None,
+    ) -> None:
+        if int(num_tables) < 1:
+            raise ValueError(f"num_tables must be >= 1, got {num_tables}")
+        seats = tuple(int(s) for s in learner_seats)
+        if not seats or any(s not in (0, 1, 2, 3) for s in seats) or len(set(seats)) != len(
+            seats
+        ):
+            raise ValueError(f"learner_seats must be distinct seats 0..3, got {learner_seats}")
+        self.rules = rules if isinstance(rules, Rules) else get_rules(rules)
+        self.num_tables = int(num_tables)
+        self.learner_seats = seats
+        self.render_mode = render_mode
+        self.opponents = opponent_list(opponents, seed)
+        n = self.num_tables * len(seats)
+        self.learner = np.repeat(np.array(seats, np.int8), self.num_tables)  # (n,) seat/slot
+        low, high = observation_bounds()
+        super().__init__(n, spaces.Box(low, high, dtype=np.float32), spaces.Discrete(N_ACTIONS))
+        self._base_seed = seed
+        self.state: State | None = None
+        self._mask = np.zeros((n, N_ACTIONS), bool)
+        self._acc = np.zeros(n, np.float64)  # learner points since its last decision
+        self._final = np.zeros(n, np.float64)  # episode-final reward of slots done this step
+        self._ep_ret = np.zeros(n, np.float64)
+        self._ep_len = np.zeros(n, np.int64)
+        self._ep_start = np.zeros(n, np.float64)
+        self._actions: np.ndarray | None = None
+        self._t0 = time.perf_counter()
+
+    # ------------------------------------------------------------------ VecEnv API
+    def reset(self) -> VecEnvObs:
+        base = self._seeds[0] if self._seeds[0] is not None else self._base_seed
+        if base is None:
+            base = int(np.random.SeedSequence().entropy % (2**62))
+        n = self.num_envs
+        table_seeds = np.random.SeedSequence([int(base), n]).generate_state(n, np.uint64) >> 1
+        self.state = engine.reset(table_seeds.astype(np.int64), self.rules)
+        self._reset_seeds()
+        self._reset_options()
+        self._acc[:] = 0
+        self._ep_ret[:] = 0
+        self._ep_len[:] = 0
+        self._ep_start[:] = time.perf_counter()
+        for a in {id(a): a for a in self.opponents}.values():
+            if hasattr(a, "reset"):
+                a.reset()
+        infos: list[dict[str, Any]] = [{} for _ in range(n)]
+        self._advance(np.zeros(n, bool), infos)
+        self.reset_infos = [{} for _ in range(n)]
+        return self._observe()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions, dtype=np.int64).reshape(-1)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        st = self.state
+        if st is None:
+            raise RuntimeError("call reset() before step()")
+        a = self._actions
+        n = self.num_envs
+        if a is None or a.shape != (n,):
+            raise ValueError(f"expected {n} actions, got {None if a is None else a.shape}")
+        self._actions = None
+        ar = np.arange(n)
+        ok = (a >= 0) & (a < N_ACTIONS)
+        ok[ok] = self._mask[ar[ok], a[ok]]
+        if not ok.all():
+            i = int(np.argmin(ok))
+            name = action_to_str(int(a[i])) if 0 <= a[i] < N_ACTIONS else "out of range"
+            legal = sorted(action_to_str(x) for x in np.flatnonzero(self._mask[i]))
+            raise IllegalActionError(
+                f"slot {i} (seat {int(self.learner[i])}): illegal learner action {int(a[i])} "
+                f"({name}); legal: {legal}"
+            )
+        _, r, _ = engine.step(st, a, inplace=True, validate=False, mask=self._mask)
+        self._acc += r[ar, self.learner]
+        self._ep_len += 1
+        dones = np.zeros(n, bool)
+        infos: list[dict[str, Any]] = [{} for _ in range(n)]
+        self._advance(dones, infos)
+        rewards = np.where(dones, self._final, self._acc).astype(np.float32)
+        self._acc[~dones] = 0.0
+        self._ep_ret[~dones] += rewards[~dones]
+        return self._observe(), rewards, dones, infos
+
+    def close(self) -> None:
+        self.state = None
+
+    def action_masks(self) -> np.ndarray:
+        """(num_envs, 88) bool: each slot's legal actions now."""
+        return self._mask.copy()
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """Per-slot values for ``learner_seat`` and ``action_masks`` (a callable per slot);
+        any other attribute of this object, repeated for each slot."""
+        idx = list(self._get_indices(indices))
+        if attr_name == "learner_seat":
+            return [int(self.learner[i]) for i in idx]
+        if attr_name == "action_masks":
+            return [lambda i=i: self._mask[i].copy() for i in idx]
+        if attr_name == "render_mode" and not hasattr(self, "render_mode"):
+            return [None] * len(idx)
+        value = getattr(self, attr_name)
+        return [value] * len(idx)
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Sets the attribute on this object (shared by every slot)."""
+        setattr(self, attr_name, value)
+
+    def env_method(
+        self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs
+    ) -> list[Any]:
+        """``action_masks`` (per slot, what MaskablePPO calls) and ``render`` (text of each
+        slot's table from its learner's view); any other method of this object is called
+        once and its result repeated per slot."""
+        idx = list(self._get_indices(indices))
+        if method_name == "action_masks":
+            return [self._mask[i] for i in idx]
+        if method_name == "render":
+            return [self.render_slot(i) for i in idx]
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result] * len(idx)
+
+    def env_is_wrapped(
+        self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None
+    ) -> list[bool]:
+        return [False] * len(list(self._get_indices(indices)))
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        return [None] * self.num_envs
+
+    def render(self, mode: str | None = None) -> str | None:  # type: ignore[override]
+        """Text of slot 0's table (``"ansi"`` returns it, ``"human"`` prints it)."""
+        mode = mode or self.render_mode
+        if mode is None or self.state is None:
+            return None
+        text = self.render_slot(0)
+        if mode == "human":
+            print(text)
+            return None
+        return text
+
+    def render_slot(self, i: int, ascii: bool = False) -> str:
+        """Text of slot ``i``'s table as its learner sees it."""
+        assert self.state is not None, "call reset() first"
+        return render_text(self.state, i, viewer=int(self.learner[i]), ascii=ascii)
+
+    def _repr_html_(self) -> str:
+        if self.state is None:
+            return "<i>SichuanVecEnv: not reset</i>"
+        return render_html(self.state, 0, viewer=int(self.learner[0]))
+
+    # ------------------------------------------------------------------ internals
+    def _observe(self) -> np.ndarray:
+        assert self.state is not None
+        return encode(self.state, self.learner)
+
+    def _finish(self, st: State, L: np.ndarray, slots: np.ndarray, rows: np.ndarray,
+                dones: np.ndarray, infos: list[dict[str, Any]]) -> None:
+        """Tables ``rows`` of ``st`` (slots ``slots[rows]``) finished their match: record
+        the terminal observation and episode, then start a new match on them."""
+        term = encode(st, L[rows], rows)
+        sl = slots[rows]
+        now = time.perf_counter()
+        final = self._acc[sl].copy()
+        scores = st.match_scores[rows].tolist()
+        for j, s in enumerate(sl.tolist()):
+            infos[s]["terminal_observation"] = term[j]
+            infos[s]["final_scores"] = scores[j]
+            infos[s]["episode"] = {
+                "r": float(self._ep_ret[s] + final[j]),
+                "l": int(self._ep_len[s]),
+                "t": round(now - self._t0, 6),
+            }
+        self._final[sl] = final
+        dones[sl] = True
+        self._acc[sl] = 0.0
+        self._ep_ret[sl] = 0.0
+        self._ep_len[sl] = 0
+        _write_rows(st, rows, engine.reset_done(st.take(rows)))
+
+    def _advance(self, dones: np.ndarray, infos: list[dict[str, Any]]) -> None:
+        assert self.state is not None
+        n = self.num_envs
+        self._mask = self._run(self.state, self.learner, np.arange(n), dones, infos)
+
+    def _run(self, st: State, L: np.ndarray, slots: np.ndarray, dones: np.ndarray,
+             infos: list[dict[str, Any]]) -> np.ndarray:
+        """Play opponents on ``st`` (tables = ``slots``, learner seats ``L``) until every
+        table waits for its learner; returns the legal masks then."""
+        B = st.batch_size
+        ar = np.arange(B)
+        for _ in range(100_000):
+            fin = np.flatnonzero(st.done)
+            if fin.size:
+                self._finish(st, L, slots, fin, dones, infos)
+            mask = engine.legal_mask(st)
+            waiting = st.current == L
+            opp = np.flatnonzero(~waiting)
+            if not opp.size:
+                return mask
+            if B > 16 and opp.size < _SUB_BATCH_FRACTION * B:
+                sub = st.take(opp)
+                self._run(sub, L[opp], slots[opp], dones, infos)
+                _write_rows(st, opp, sub)
+                continue
+            actions = np.zeros(B, np.int64)
+            self._opponent_actions(st, L, opp, mask, actions)
+            st.done[waiting] = True  # the engine leaves finished tables alone
+            _, r, _ = engine.step(st, actions, inplace=True, validate=False, mask=mask)
+            st.done[waiting] = False
+            self._acc[slots] += r[ar, L]
+        raise RuntimeError("opponents did not reach a learner decision")  # pragma: no cover
+
+    def _opponent_actions(self, st: State, L: np.ndarray, rows: np.ndarray, mask: np.ndarray,
+                          out: np.ndarray) -> None:
+        seats = st.current[rows]
+        pos = (seats.astype(np.intp) - L[rows]) % 4 - 1  # 0..2: opponent after the learner
+        opps = self.opponents
+        groups = [(opps[0], rows)] if opps[0] is opps[1] is opps[2] else [
+            (opps[k], rows[pos == k]) for k in range(3)
+        ]
+        for agent, r in groups:
+            if not r.size:
+                continue
+            m = mask[r]
+            obs = encode(st, st.current[r], r) if needs_observation(agent) else NO_OBSERVATION(
+                r.size)
+            acts = np.asarray(agent.act_batch(obs, m), dtype=np.int64)
+            ok = (acts >= 0) & (acts < N_ACTIONS)
+            ok[ok] = m[np.flatnonzero(ok), acts[ok]]
+            if not ok.all():
+                j = int(np.argmin(ok))
+                raise IllegalActionError(
+                    f"opponent {agent!r} chose illegal action {int(acts[j])} at table "
+                    f"{int(r[j])}, seat {int(st.current[r[j]])}"
+                )
+            out[r] = acts
