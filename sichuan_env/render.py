@@ -14,8 +14,8 @@ shown              Unicode (default)          ASCII (``ascii=True``)
 a tile             glyph (U+1F007..U+1F021)   ``5m``
 a hidden tile      U+1F02B (tile back)        ``##``
 set-aside tile     ``[5m]`` after the hand    same
-pung / kong        ``pung 🀋`` / ``kong* 🀋``  ``pung 5m``; ``*`` concealed kong,
-                                              ``+`` promoted, ``~`` postponed
+pung / kong        ``pung 🀋🀋🀋``, ``kong* …``  ``pung 5m``, ``kong* 5m``: ``*`` concealed,
+                                              ``+`` promoted, ``~`` postponed kong
 winner             ``HU#1 on 5m``             same (``#`` = order of the win)
 =================  ========================  =====================================
 

@@ -1,0 +1,154 @@
+"""Throughput of the environments with random play.
+
+    python benchmarks/envs.py [--seconds 3] [--tables 64 256 1024]
+
+Rows:
+
+* ``engine`` (reference): ``legal_mask`` + ``step`` of the batched engine, random actions,
+  batch 1 and 1024 (decisions per second);
+* ``aec``: the PettingZoo AEC env (``env()`` with its wrappers and ``raw_env``), one table,
+  a loop of ``last()`` + ``step`` with random legal actions (decisions per second, every
+  seat's decisions counted);
+* ``single``: :class:`SichuanSingleEnv`, learner seat 0, random opponents (learner steps
+  per second; each includes the opponents' moves);
+* ``vector``: :class:`SichuanVecEnv` with random opponents (``act_batch``), random learner
+  actions from the masks, ``num_tables`` tables, learner seat 0 (``num_envs = tables``)
+  and all four seats (``num_envs = 4 * tables``); learner steps per second
+  (``num_envs`` per ``step``), observations included.
+
+Targets on the 2-core reference machine: AEC >= 7,000 decisions/s; VecEnv >= 50,000
+learner steps/s at 1024 tables. Timings are best-of-3 windows to damp noise from other
+processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agents.base import RandomAgent  # noqa: E402
+from sichuan_env import engine  # noqa: E402
+from sichuan_env.aec import env as aec_env  # noqa: E402
+from sichuan_env.aec import raw_env  # noqa: E402
+from sichuan_env.gym_env import SichuanSingleEnv  # noqa: E402
+from sichuan_env.vector import SichuanVecEnv  # noqa: E402
+
+
+def rate(fn: Callable[[], int], seconds: float, windows: int = 3) -> float:
+    """Best units/second of ``fn`` (returns units done per call) over a few windows."""
+    best = 0.0
+    for _ in range(windows):
+        t0 = time.perf_counter()
+        done = 0
+        while (dt := time.perf_counter() - t0) < seconds / windows:
+            done += fn()
+        best = max(best, done / dt)
+    return best
+
+
+def bench_engine(batch: int, seconds: float) -> float:
+    st = engine.reset(np.arange(batch))
+    agent = RandomAgent(0)
+
+    def run() -> int:
+        nonlocal st
+        m = engine.legal_mask(st)
+        st, _, _ = engine.step(st, agent.act_batch(None, m), inplace=True, validate=False,
+                               mask=m, autoreset=True)
+        return batch
+
+    return rate(run, seconds)
+
+
+def bench_aec(wrapped: bool, seconds: float) -> float:
+    e = aec_env() if wrapped else raw_env()
+    rng = np.random.default_rng(0)
+    e.reset(seed=0)
+    seed = [0]
+
+    def run() -> int:
+        n = 0
+        for _ in range(200):
+            if not e.agents:
+                seed[0] += 1
+                e.reset(seed=seed[0])
+            obs, _, term, trunc, _ = e.last()
+            if term or trunc:
+                e.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            e.step(int(legal[rng.integers(legal.size)]))
+            n += 1
+        return n
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return rate(run, seconds)
+
+
+def bench_single(seconds: float) -> float:
+    e = SichuanSingleEnv(learner_seat=0, opponents=RandomAgent(1))
+    rng = np.random.default_rng(0)
+    e.reset(seed=0)
+
+    def run() -> int:
+        mask = e.action_masks()
+        legal = np.flatnonzero(mask)
+        _, _, term, _, _ = e.step(int(legal[rng.integers(legal.size)]))
+        if term:
+            e.reset()
+        return 1
+
+    return rate(run, seconds)
+
+
+def bench_vector(tables: int, seats: tuple[int, ...], seconds: float) -> float:
+    venv = SichuanVecEnv(tables, learner_seats=seats, opponents=RandomAgent(1), seed=0)
+    venv.reset()
+    learner = RandomAgent(2)
+    for _ in range(3):  # warm up past the synchronised start
+        venv.step(learner.act_batch(None, venv.action_masks()))
+
+    def run() -> int:
+        venv.step(learner.act_batch(None, venv.action_masks()))
+        return venv.num_envs
+
+    return rate(run, seconds)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
+    ap.add_argument("--tables", type=int, nargs="+", default=[64, 256, 1024])
+    args = ap.parse_args()
+    s = args.seconds
+    rows: list[tuple[str, str, str, float, str]] = []
+    rows.append(("engine", "batch 1", "1", bench_engine(1, s), "decisions/s"))
+    rows.append(("engine", "batch 1024", "1024", bench_engine(1024, s), "decisions/s"))
+    rows.append(("aec env()", "wrapped", "1", bench_aec(True, s), "decisions/s"))
+    rows.append(("aec raw_env", "unwrapped", "1", bench_aec(False, s), "decisions/s"))
+    rows.append(("single", "seat 0", "1", bench_single(s), "learner steps/s"))
+    for t in args.tables:
+        rows.append(("vector", "seat 0", f"{t} / {t}", bench_vector(t, (0,), s),
+                     "learner steps/s"))
+        rows.append(("vector", "seats 0-3", f"{4 * t} / {4 * t}",
+                     bench_vector(t, (0, 1, 2, 3), s), "learner steps/s"))
+    print(f"cpu count {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}")
+    print(f"{'env':<12} {'setting':<11} {'tables / envs':>14} {'rate':>12}  unit")
+    print("-" * 66)
+    for name, setting, size, r, unit in rows:
+        print(f"{name:<12} {setting:<11} {size:>14} {r:>12,.0f}  {unit}")
+
+
+if __name__ == "__main__":
+    main()
