@@ -85,7 +85,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         "observation_version": OBS_VERSION,
     }
 
-    def __init__(self, rules: Rules | str | None = None, render_mode: str | None = None):
+    def __init__(
+        self, rules: Rules | str | None = None, render_mode: str | None = None
+    ) -> None:
         EzPickle.__init__(self, rules=rules, render_mode=render_mode)
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:

@@ -13,7 +13,7 @@ steps              the learner's decisions only (forbidden-suit choice, own turn
 learner_seat       0..3, or ``"random"`` (a new seat, drawn from ``np_random``, each reset)
 opponents          one agent for the three other seats or a list of three, for the seats
                    after the learner counter-clockwise (learner + 1, + 2, + 3); default
-                   :class:`agents.base.RandomAgent`
+                   :class:`agents.base.RandomAgent`, reseeded by ``reset(seed=...)``
 observation        ``Box((78, 27), float32)``: :func:`sichuan_env.observation.encode` for the
                    learner (planes documented there)
 action             ``Discrete(88)`` (:mod:`sichuan_env.actions`); ``action_masks()`` -> (88,)
@@ -98,6 +98,7 @@ class SichuanSingleEnv(gym.Env):
         self.rules = rules if isinstance(rules, Rules) else get_rules(rules)
         self.learner_seat_option = learner_seat
         self.opponents = opponent_list(opponents)
+        self._default_opponents = opponents is None
         self.render_mode = render_mode
         low, high = observation_bounds()
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
@@ -114,6 +115,8 @@ class SichuanSingleEnv(gym.Env):
         if self.learner_seat_option == "random":
             self.seat = int(self.np_random.integers(4))
         deal_seed = int(self.np_random.integers(0, 2**63 - 1))
+        if self._default_opponents and seed is not None:  # default opponents follow the seed
+            self.opponents[0].rng = np.random.default_rng([int(seed), 1])
         dealer = int((options or {}).get("dealer", 0))
         self.state = engine.reset([deal_seed], self.rules, dealer=dealer)
         for a in self.opponents:

@@ -27,7 +27,7 @@ done               the slot's match ended (one deal unless ``rules.deals_per_mat
                    return, number of learner decisions and wall time (SB3 Monitor format);
                    ``infos[i]["final_scores"]`` the match points of the four seats (absolute)
 opponents          one agent (all opponent seats) or three (the seats after the learner,
-                   counter-clockwise); default :class:`agents.base.RandomAgent`. Their
+                   counter-clockwise); default :class:`agents.base.RandomAgent` (seeded). Their
                    decisions are computed by ``act_batch`` on every table whose current seat is
                    an opponent, repeated until every table waits for its learner
 illegal action     a learner action outside the mask raises
@@ -104,6 +104,7 @@ class SichuanVecEnv(VecEnv):
         self.learner_seats = seats
         self.render_mode = render_mode
         self.opponents = opponent_list(opponents, seed)
+        self._default_opponents = opponents is None
         n = self.num_tables * len(seats)
         self.learner = np.repeat(np.array(seats, np.int8), self.num_tables)  # (n,) seat/slot
         low, high = observation_bounds()
@@ -127,6 +128,8 @@ class SichuanVecEnv(VecEnv):
         n = self.num_envs
         table_seeds = np.random.SeedSequence([int(base), n]).generate_state(n, np.uint64) >> 1
         self.state = engine.reset(table_seeds.astype(np.int64), self.rules)
+        if self._default_opponents:  # the default random opponents follow the seed
+            self.opponents[0].rng = np.random.default_rng([int(base), 1])
         self._reset_seeds()
         self._reset_options()
         self._acc[:] = 0

@@ -109,3 +109,19 @@ def test_render_modes() -> None:
     text = e.render()
     assert "seat 1" in text and "you" in text
     assert "<table" in e._repr_html_()
+
+
+def test_default_opponents_follow_the_seed() -> None:
+    runs = []
+    for _ in range(2):
+        e = SichuanSingleEnv(learner_seat=1)
+        rng = np.random.default_rng(0)
+        obs, _ = e.reset(seed=11)
+        trace = [obs.sum()]
+        for _ in range(30):
+            obs, r, term, _, _ = e.step(int(rng.choice(np.flatnonzero(e.action_masks()))))
+            trace += [obs.sum(), r]
+            if term:
+                break
+        runs.append(trace)
+    assert runs[0] == runs[1]

@@ -82,6 +82,15 @@ def test_seeding_is_reproducible() -> None:
     np.testing.assert_array_equal(a.state.wall, c.state.wall)
 
 
+def test_default_opponents_follow_the_seed() -> None:
+    traces = []
+    for _ in range(2):
+        venv = SichuanVecEnv(4, seed=3)
+        venv.reset()
+        traces.append([o.sum() for o, *_ in random_steps(venv, 25, seed=1)])
+    assert traces[0] == traces[1]
+
+
 def test_illegal_learner_action_raises() -> None:
     venv = SichuanVecEnv(3, seed=0)
     venv.reset()
