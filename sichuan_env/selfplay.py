@@ -1,0 +1,139 @@
+"""Records of uniformly random legal play, from the batched engine.
+
+::
+
+    python -m sichuan_env.selfplay --deals 1000 --seed 1 --out games.jsonl \
+        [--legal] [--rules mil|mahjongsoft] [--tables 64]
+
+Deal ``i`` is dealt from its own engine seed (:func:`deal_seed`, stored in the record's
+``seed``: ``Game.new(record["seed"], rules)`` deals it again), and its moves come from a
+counter-based hash of that seed and the decision number. So the output depends only on
+``--seed``, ``--deals``, ``--rules`` and ``--legal``: the same arguments give byte-identical
+files whatever ``--tables`` is. ``--tables`` deals run side by side in one batch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from sichuan_env import engine
+from sichuan_env.actions import ACTION_STRINGS
+from sichuan_env.records import RecordBuilder, split_entries, write_jsonl
+from sichuan_env.rules import Rules, get_rules
+from sichuan_env.state import State
+
+_U = np.uint64
+_GOLDEN = _U(0x9E3779B97F4A7C15)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        z = x.astype(_U) + _GOLDEN
+        z = (z ^ (z >> _U(30))) * _U(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> _U(27))) * _U(0x94D049BB133111EB)
+        return z ^ (z >> _U(31))
+
+
+def deal_seed(seed: int, i: int) -> int:
+    """Engine seed of deal ``i`` of a self-play run with ``seed`` (a 63-bit integer)."""
+    state = np.random.SeedSequence([int(seed), int(i)]).generate_state(1, np.uint64)[0]
+    return int(state >> _U(1))
+
+
+def random_choice(mask: np.ndarray, keys: np.ndarray, counter: np.ndarray) -> np.ndarray:
+    """One uniformly random legal action per row, from a hash of (key, counter).
+    Rows with no legal action get 0."""
+    n = mask.sum(1)
+    with np.errstate(over="ignore"):
+        u = _mix(keys.astype(_U) ^ _mix(counter.astype(_U) * _GOLDEN))
+    r = (u % np.maximum(n, 1).astype(_U)).astype(np.int64)
+    csum = np.cumsum(mask, axis=1)
+    pick = (csum > r[:, None]).argmax(1)
+    return np.where(n > 0, pick, 0)
+
+
+def _put_row(st: State, row: int, new: State) -> None:
+    for dst, src in zip(st.arrays(), new.arrays(), strict=True):
+        dst[row] = src[0]
+
+
+def selfplay(deals: int, seed: int, rules: Rules | str | None = "mil", *, tables: int = 64,
+             legal: bool = False) -> Iterator[dict[str, Any]]:
+    """Yield ``deals`` records of random legal play, in deal order."""
+    rules = rules if isinstance(rules, Rules) else get_rules(rules)
+    if rules.deals_per_match != 1:
+        rules = rules.replace(deals_per_match=1)
+    if deals <= 0:
+        return
+    T = max(1, min(int(tables), deals))
+    seeds = [deal_seed(seed, i) for i in range(deals)]
+    st = engine.reset(seeds[:T], rules)
+    deal_of = np.arange(T)
+    keys = np.array([_mix(np.array([s]))[0] for s in seeds[:T]], dtype=_U)
+    counter = np.zeros(T, np.int64)
+    builders: list[RecordBuilder | None] = [
+        RecordBuilder(st, t, seed=seeds[t], legal=legal) for t in range(T)
+    ]
+    done_records: dict[int, dict[str, Any]] = {}
+    next_deal = T
+    emitted = 0
+    while emitted < deals:
+        mask = engine.legal_mask(st)
+        live = ~st.done
+        actions = random_choice(mask, keys, counter)
+        counter += live
+        ledger = engine.Ledger()
+        st, _, done = engine.step(st, actions, inplace=True, mask=mask, ledger=ledger,
+                                  validate=False)
+        for t, entries in split_entries(ledger.entries).items():
+            b = builders[t]
+            if b is None:
+                continue
+            legal_now = None
+            if legal:
+                legal_now = sorted(ACTION_STRINGS[a] for a in np.flatnonzero(mask[t]))
+            b.feed(entries, legal_now)
+        for t in np.flatnonzero(done & live).tolist():
+            b = builders[t]
+            if b is None:
+                continue
+            done_records[int(deal_of[t])] = b.record
+            builders[t] = None
+            if next_deal < deals:
+                new = engine.reset([seeds[next_deal]], rules)
+                _put_row(st, t, new)
+                deal_of[t] = next_deal
+                keys[t] = _mix(np.array([seeds[next_deal]]))[0]
+                counter[t] = 0
+                builders[t] = RecordBuilder(st, t, seed=seeds[next_deal], legal=legal)
+                next_deal += 1
+        while emitted in done_records:
+            yield done_records.pop(emitted)
+            emitted += 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m sichuan_env.selfplay",
+                                description="Write game records of uniformly random legal play.")
+    p.add_argument("--deals", type=int, required=True, help="number of deals (records)")
+    p.add_argument("--seed", type=int, required=True, help="run seed")
+    p.add_argument("--out", required=True, help="output JSONL file")
+    p.add_argument("--legal", action="store_true", help="write the legal options of each event")
+    p.add_argument("--rules", default="mil", choices=["mil", "mahjongsoft"])
+    p.add_argument("--tables", type=int, default=64, help="deals played side by side")
+    args = p.parse_args(argv)
+    if args.deals < 0 or args.tables < 1:
+        p.error("--deals must be >= 0 and --tables >= 1")
+    n = write_jsonl(selfplay(args.deals, args.seed, args.rules, tables=args.tables,
+                             legal=args.legal), args.out)
+    print(f"wrote {n} records to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
