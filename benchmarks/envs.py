@@ -132,22 +132,23 @@ def main() -> None:
     ap.add_argument("--tables", type=int, nargs="+", default=[64, 256, 1024])
     args = ap.parse_args()
     s = args.seconds
-    rows: list[tuple[str, str, str, float, str]] = []
-    rows.append(("engine", "batch 1", "1", bench_engine(1, s), "decisions/s"))
-    rows.append(("engine", "batch 1024", "1024", bench_engine(1024, s), "decisions/s"))
-    rows.append(("aec env()", "wrapped", "1", bench_aec(True, s), "decisions/s"))
-    rows.append(("aec raw_env", "unwrapped", "1", bench_aec(False, s), "decisions/s"))
-    rows.append(("single", "seat 0", "1", bench_single(s), "learner steps/s"))
+    rows: list[tuple[str, str, int, int, float, str]] = []
+    rows.append(("engine", "-", 1, 1, bench_engine(1, s), "decisions/s"))
+    rows.append(("engine", "-", 1024, 1024, bench_engine(1024, s), "decisions/s"))
+    rows.append(("aec env()", "all", 1, 1, bench_aec(True, s), "decisions/s"))
+    rows.append(("aec raw_env", "all", 1, 1, bench_aec(False, s), "decisions/s"))
+    rows.append(("single", "0", 1, 1, bench_single(s), "learner steps/s"))
     for t in args.tables:
-        rows.append(("vector", "seat 0", f"{t} / {t}", bench_vector(t, (0,), s),
+        rows.append(("vector", "0", t, t, bench_vector(t, (0,), s), "learner steps/s"))
+        rows.append(("vector", "0,1,2,3", t, 4 * t, bench_vector(t, (0, 1, 2, 3), s),
                      "learner steps/s"))
-        rows.append(("vector", "seats 0-3", f"{4 * t} / {4 * t}",
-                     bench_vector(t, (0, 1, 2, 3), s), "learner steps/s"))
     print(f"cpu count {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}")
-    print(f"{'env':<12} {'setting':<11} {'tables / envs':>14} {'rate':>12}  unit")
+    print("num_tables = the constructor argument; batch = tables stepped together "
+          "(= num_envs for the VecEnv)")
+    print(f"{'env':<12} {'learner':<8} {'num_tables':>10} {'batch':>6} {'rate':>10}  unit")
     print("-" * 66)
-    for name, setting, size, r, unit in rows:
-        print(f"{name:<12} {setting:<11} {size:>14} {r:>12,.0f}  {unit}")
+    for name, seats, t, batch, r, unit in rows:
+        print(f"{name:<12} {seats:<8} {t:>10} {batch:>6} {r:>10,.0f}  {unit}")
 
 
 if __name__ == "__main__":
