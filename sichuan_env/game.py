@@ -20,55 +20,17 @@ import numpy as np
 
 from sichuan_env import engine
 from sichuan_env.actions import (
-    DISCARD,
-    HU,
-    KONG,
-    MELDED_KONG,
     N_ACTIONS,
-    PASS,
-    PUNG,
-    VOID_SUIT,
-    VOID_TILE,
     action_from_str,
     action_to_str,
 )
 from sichuan_env.engine import IllegalActionError, Ledger
-from sichuan_env.hands import FAN_NAMES
+from sichuan_env.records import RECORD_FORMAT, RecordBuilder, event_action
 from sichuan_env.rules import Rules, get_rules
-from sichuan_env.state import END_NAMES, MELD_NAMES, PHASE_NAMES, State
+from sichuan_env.state import MELD_NAMES, PHASE_NAMES, State
 from sichuan_env.tiles import SUITS, format_hand, tile_str
 
-RECORD_FORMAT = "sichuan-record/1"
-
 __all__ = ["Game", "IllegalActionError", "RECORD_FORMAT", "event_action"]
-
-
-def event_action(event: dict[str, Any]) -> int:
-    """The engine action of a record event."""
-    act = event["act"]
-    if act == "void":
-        if "tile" in event:
-            return action_from_str(f"void {event['tile']}")
-        return action_from_str(f"void {event['suit']}")
-    if act == "discard":
-        return action_from_str(f"discard {event['tile']}")
-    if act == "kong":
-        return action_from_str(f"kong {event['tile']}") if "tile" in event else MELDED_KONG
-    if act in ("pung", "hu", "pass"):
-        return action_from_str(act)
-    raise ValueError(f"unknown event act {act!r} in {event}")
-
-
-def _event_dict(seat: int, a: int) -> dict[str, Any]:
-    if a < VOID_TILE:
-        return {"seat": seat, "act": "discard", "tile": tile_str(a - DISCARD)}
-    if a < VOID_SUIT:
-        return {"seat": seat, "act": "void", "tile": tile_str(a - VOID_TILE)}
-    if a < KONG:
-        return {"seat": seat, "act": "void", "suit": SUITS[a - VOID_SUIT]}
-    if a < PUNG:
-        return {"seat": seat, "act": "kong", "tile": tile_str(a - KONG)}
-    return {"seat": seat, "act": {PUNG: "pung", MELDED_KONG: "kong", HU: "hu", PASS: "pass"}[a]}
 
 
 class Game:
@@ -213,133 +175,17 @@ class Game:
 
     # ------------------------------------------------------------------ record keeping
     def _start_record(self) -> None:
-        st = self._st
-        hands = []
-        for seat in range(4):
-            counts = st.hand[0, seat]
-            hands.append([tile_str(k) for k in np.repeat(np.arange(27), counts)])
-        wall = [tile_str(k) for k in st.wall[0, st.wall_front[0] : st.wall_back[0]]]
-        self._record: dict[str, Any] = {
-            "format": RECORD_FORMAT,
-            "rules": st.rules.to_dict(),
-            "seed": self._seed,
-            "deal_index": int(st.deal_index[0]),
-            "dealer": int(st.dealer[0]),
-            "hands": hands,
-            "wall": wall,
-            "events": [],
-            "payments": [],
-            "wins": [],
-        }
-        self._last_hu: dict[int, int] = {}
-        self._last_kong: dict[int, int] = {}
-        self._window_first_hu: int | None = None
-        self._settling = False
-        self._kong_payments: list[dict[str, Any]] = []
+        self._builder = RecordBuilder(self._st, 0, seed=self._seed, legal=True)
+        self._record = self._builder.record
 
     def _consume(self, ledger: Ledger, legal_now: list[str]) -> None:
-        first = True
-        new_payments: list[dict[str, Any]] = []
-        new_wins: list[dict[str, Any]] = []
-        for entry in ledger.entries:
-            kind = entry[0]
-            rec = self._record
-            if kind == "event":
-                _, _, seat, a, auto = entry
-                ev = _event_dict(seat, a)
-                if auto:
-                    ev["auto"] = True
-                    ev["legal"] = [action_to_str(a)]
-                else:
-                    ev["legal"] = legal_now if first else [action_to_str(a)]
-                    first = False
-                idx = len(rec["events"])
-                rec["events"].append(ev)
-                if ev["act"] in ("discard",) or (ev["act"] == "kong" and "tile" in ev):
-                    self._window_first_hu = None
-                if ev["act"] == "hu":
-                    self._last_hu[seat] = idx
-                    if self._window_first_hu is None:
-                        self._window_first_hu = idx
-                if ev["act"] == "kong":
-                    self._last_kong[seat] = idx
-            elif kind == "pay":
-                _, _, frm, to, pts, reason = entry
-                last = len(rec["events"]) - 1
-                if self._settling or reason in ("ready", "flower_pig"):
-                    ev_idx = last
-                elif reason in ("hu", "self_drawn_hu"):
-                    ev_idx = self._last_hu.get(to, last)
-                elif reason in ("concealed_kong", "promoted_kong", "melded_kong"):
-                    ev_idx = self._last_kong.get(to, last)
-                elif reason == "kong_refund":
-                    ev_idx = self._window_first_hu if self._window_first_hu is not None else last
-                else:  # pragma: no cover
-                    ev_idx = last
-                if reason == "kong_refund":
-                    for original in self._take_kong_payments(payer=to, receiver=frm, points=pts):
-                        new_payments.append({"event": ev_idx, "from": frm, "to": to,
-                                             "points": original["points"],
-                                             "reason": "kong_refund"})
-                    continue
-                payment = {"event": ev_idx, "from": frm, "to": None if to < 0 else to,
-                           "points": pts, "reason": reason}
-                new_payments.append(payment)
-                if reason.endswith("kong"):
-                    self._kong_payments.append(payment)
-            elif kind == "win":
-                _, _, seat, tile, frm, fans, value = entry
-                new_wins.append({
-                    "event": self._last_hu.get(seat, len(rec["events"]) - 1),
-                    "seat": seat, "tile": tile_str(tile), "from": None if frm < 0 else frm,
-                    "fans": {FAN_NAMES[i]: int(c) for i, c in enumerate(fans) if c},
-                    "value": int(value),
-                })
-            elif kind == "settle":
-                self._settling = True
-            elif kind == "end":
-                self._flush(new_payments, new_wins)
-                _, _, reason, next_dealer = entry
-                rec["end"] = END_NAMES[reason]
-                scores = [0, 0, 0, 0]
-                for p in rec["payments"]:
-                    scores[p["from"]] -= p["points"]
-                    if p["to"] is not None:
-                        scores[p["to"]] += p["points"]
-                rec["scores"] = scores
-                rec["next_dealer"] = int(next_dealer)
-                self._settling = False
-            elif kind == "deal":
-                self.finished_records.append(self.record(legal=True))
-                self._start_record()
-        self._flush(new_payments, new_wins)
-
-    def _flush(self, payments: list[dict[str, Any]], wins: list[dict[str, Any]]) -> None:
-        """Append one step's payments and wins in event order (claims are decided one seat
-        at a time but resolved together; the record lists them as the events go)."""
-        self._record["payments"].extend(sorted(payments, key=lambda p: p["event"]))
-        self._record["wins"].extend(sorted(wins, key=lambda w: w["event"]))
-        payments.clear()
-        wins.clear()
-
-    def _take_kong_payments(self, payer: int, receiver: int, points: int) -> list[dict]:
-        """The outstanding kong payments from payer to receiver that a refund of ``points``
-        returns: the most recent ones (a Shoot after Kong refund returns this turn's kongs;
-        the wall-end refund returns all that are left)."""
-        taken: list[dict[str, Any]] = []
-        left = points
-        for p in reversed(self._kong_payments):
-            if left <= 0:
-                break
-            if p["from"] == payer and p["to"] == receiver and p["points"] <= left:
-                taken.append(p)
-                left -= p["points"]
-        if left != 0:  # pragma: no cover - engine and record disagree
-            raise RuntimeError(f"kong refund of {points} from {receiver} to {payer} unmatched")
-        order = {id(p): i for i, p in enumerate(self._kong_payments)}
-        for p in taken:
-            self._kong_payments.remove(p)
-        return sorted(taken, key=lambda p: order[id(p)])
+        entries = ledger.entries
+        used = self._builder.feed(entries, legal_now)
+        if used < len(entries) and entries[used][0] == "deal":
+            # the deal ended and the match dealt the next one inside this step
+            self.finished_records.append(self.record(legal=True))
+            self._start_record()
+            self._builder.feed(entries[used + 1 :], None)
 
 
 def _rules(rules: Rules | str | None) -> Rules:
