@@ -33,7 +33,9 @@ from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import encode
 from sichuan_env.rules import Rules, get_rules
 
-__all__ = ["Agent", "BaseAgent", "RandomAgent", "validate_agent", "NO_OBSERVATION"]
+__all__ = [
+    "Agent", "BaseAgent", "RandomAgent", "validate_agent", "NO_OBSERVATION", "needs_observation",
+]
 
 
 @runtime_checkable

@@ -87,13 +87,15 @@ class SichuanVecEnv(VecEnv):
         self,
         num_tables: int,
         rules: Rules | str | None = None,
-        learner_seats: Sequence[int] = (0,),
+        learner_seats: Sequence[int] | int = (0,),
         opponents: Agent | Sequence[Agent] | None = None,
         seed: int | None = 0,
         render_mode: str | None = None,
     ) -> None:
         if int(num_tables) < 1:
             raise ValueError(f"num_tables must be >= 1, got {num_tables}")
+        if isinstance(learner_seats, int | np.integer):
+            learner_seats = (int(learner_seats),)
         seats = tuple(int(s) for s in learner_seats)
         if not seats or any(s not in (0, 1, 2, 3) for s in seats) or len(set(seats)) != len(
             seats

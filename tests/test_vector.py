@@ -101,6 +101,9 @@ def test_illegal_learner_action_raises() -> None:
 
 
 def test_sb3_plumbing() -> None:
+    assert SichuanVecEnv(2, learner_seats=3).get_attr("learner_seat") == [3, 3]
+    with pytest.raises(ValueError):
+        SichuanVecEnv(2, learner_seats=(0, 0))
     venv = SichuanVecEnv(2, learner_seats=(0, 1), seed=0)
     venv.reset()
     masks = np.stack(venv.env_method("action_masks"))
