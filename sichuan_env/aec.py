@@ -37,6 +37,9 @@ illegal actions        ``raw_env`` raises :class:`~sichuan_env.engine.IllegalAct
                        -1, every agent terminates, and a warning is logged.
 render modes           ``"ansi"`` returns the text of :func:`sichuan_env.render.render_text`
                        (everything shown); ``"human"`` prints it. ``_repr_html_`` for notebooks.
+state()                the global state for centralised critics: ``encode_oracle`` from seat 0,
+                       ``state_space = Box((88, 27), float32)``; the engine state itself is
+                       ``unwrapped.engine_state``
 seeding                ``reset(seed=s)`` deals the wall of engine seed ``s`` (the same wall as
                        ``engine.reset([s])``); later ``reset()`` calls draw new walls from a
                        generator seeded by ``s``. ``reset(options={"dealer": k})`` deals from k.
@@ -56,7 +59,7 @@ from pettingzoo.utils import wrappers
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS, action_to_str
 from sichuan_env.engine import IllegalActionError
-from sichuan_env.observation import OBS_VERSION, encode, observation_bounds
+from sichuan_env.observation import OBS_VERSION, encode, encode_oracle, observation_bounds
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.state import State
@@ -109,6 +112,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         )
         self.observation_spaces = {a: obs_space for a in AGENTS}
         self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in AGENTS}
+        low, high = observation_bounds(oracle=True)
+        self.state_space = spaces.Box(low, high, dtype=np.float32)
         self._rng = np.random.default_rng()
         self.state_: State | None = None
         self._mask = np.zeros(N_ACTIONS, bool)
@@ -190,10 +195,16 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         return {"observation": obs, "action_mask": mask}
 
     @property
-    def state(self) -> State:  # type: ignore[override]
+    def engine_state(self) -> State:
         """The engine state (batch size 1)."""
         assert self.state_ is not None, "call reset() first"
         return self.state_
+
+    def state(self) -> np.ndarray:
+        """PettingZoo's global state (for centralised critics): the oracle planes of
+        :func:`sichuan_env.observation.encode_oracle` seen from seat 0, (88, 27) float32."""
+        assert self.state_ is not None, "call reset() first"
+        return encode_oracle(self.state_, 0)[0]
 
     def render(self) -> str | None:
         if self.render_mode is None:

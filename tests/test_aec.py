@@ -51,8 +51,8 @@ def test_spaces_and_seeded_wall() -> None:
     e.reset(seed=123)
     assert e.agents == list(AGENTS)
     ref = engine.reset([123])
-    np.testing.assert_array_equal(e.state.wall, ref.wall)
-    np.testing.assert_array_equal(e.state.hand, ref.hand)
+    np.testing.assert_array_equal(e.engine_state.wall, ref.wall)
+    np.testing.assert_array_equal(e.engine_state.hand, ref.hand)
     space = e.observation_space("player_2")
     obs = e.observe("player_2")
     assert space.contains(obs)
@@ -61,6 +61,12 @@ def test_spaces_and_seeded_wall() -> None:
     assert obs["action_mask"].dtype == np.int8 and not obs["action_mask"].any()
     assert e.observe(e.agent_selection)["action_mask"].any()
     assert e.action_space("player_0").n == 88
+    glob = e.state()
+    assert e.state_space.contains(glob)
+    wrapped = env()
+    wrapped.reset(seed=123)
+    np.testing.assert_array_equal(wrapped.state(), glob)  # wrappers forward state()
+    assert wrapped.unwrapped.engine_state.batch_size == 1
 
 
 def test_rewards_add_up_to_scores_and_hu_seats_never_act() -> None:
@@ -72,12 +78,12 @@ def test_rewards_add_up_to_scores_and_hu_seats_never_act() -> None:
             totals[agent] += reward
             if not term:
                 seat = int(agent[-1])
-                assert not e.state.hu[0, seat], "a seat that declared Hu was selected"
+                assert not e.engine_state.hu[0, seat], "a seat that declared Hu was selected"
                 assert info["legal_moves"] == np.flatnonzero(obs["action_mask"]).tolist()
-                assert int(e.state.current[0]) == seat
+                assert int(e.engine_state.current[0]) == seat
         assert not e.agents
         # what last() delivered to each agent plus nothing left over = its final score
-        final = e.state.match_scores[0]
+        final = e.engine_state.match_scores[0]
         for i, a in enumerate(AGENTS):
             assert totals[a] == pytest.approx(float(final[i]))
 
@@ -116,10 +122,10 @@ def test_illegal_move_wrapped_and_raw() -> None:
 
     r = raw_env()
     r.reset(seed=1)
-    before = r.state.copy()
+    before = r.engine_state.copy()
     with pytest.raises(IllegalActionError, match="illegal action"):
         r.step(bad)
-    np.testing.assert_array_equal(r.state.hand, before.hand)
+    np.testing.assert_array_equal(r.engine_state.hand, before.hand)
 
 
 def test_multi_deal_match_terminates_once() -> None:
@@ -128,7 +134,7 @@ def test_multi_deal_match_terminates_once() -> None:
     deals = set()
     n_term = 0
     for _agent, _obs, _r, term, _info in play_random(e, 4, rng):
-        deals.add(int(e.state.deal_index[0]))
+        deals.add(int(e.engine_state.deal_index[0]))
         n_term += term
     assert deals == {0, 1, 2}
     assert n_term == 4
@@ -137,11 +143,11 @@ def test_multi_deal_match_terminates_once() -> None:
 def test_reset_reseeds() -> None:
     e = raw_env()
     e.reset(seed=9)
-    w1 = e.state.wall.copy()
+    w1 = e.engine_state.wall.copy()
     e.reset()
-    w2 = e.state.wall.copy()
+    w2 = e.engine_state.wall.copy()
     e.reset(seed=9)
-    np.testing.assert_array_equal(e.state.wall, w1)
+    np.testing.assert_array_equal(e.engine_state.wall, w1)
     e.reset()
-    np.testing.assert_array_equal(e.state.wall, w2)
+    np.testing.assert_array_equal(e.engine_state.wall, w2)
     assert "<table" in e._repr_html_()
