@@ -1,0 +1,577 @@
+"""The arena: many deals between four agents on the batched engine, with statistics.
+
+Command line::
+
+    python -m agents.arena --seats rules,greedy,random,random --deals 20000 --duplicate \\
+        --seed 1 --rules mil --out results.json [--records deals.jsonl] [--tables 1024]
+
+Python::
+
+    res = run_arena(["rules", "greedy", "greedy", "greedy"], deals=20000, seed=1)
+    res.stats["rules"]["mean"], res.pairwise("rules", "greedy")
+
+**Play.** ``tables`` deals run at once on one batched state. Each step, every agent gets
+one ``act_batch(observations, masks)`` call with all the tables where a seat it plays is
+to decide (observations from :func:`sichuan_env.observation.encode`, rotated to that
+seat; agents with ``needs_observation = False`` get the placeholder). A finished table
+is refilled with the next deal at once. Seat 0 deals every deal (one deal per match).
+
+**Duplicate mode.** Each wall (``seed`` and wall number ``w`` give the engine seed
+``seed * 10_000_000 + w``) is dealt four times with the seat list rotated by
+``r = 0..3``: seat ``s`` is played by ``seats[(s - r) % 4]``. So every agent plays every
+seat, the dealer's included, on every wall, and the luck of the tiles cancels out in
+comparisons. ``deals`` counts played deals (four per wall; rounded up to a multiple of
+4). Without duplicate mode every deal has its own wall and the seats stay as given.
+
+**Statistics.** Per agent (agents with the same spec string are one agent): mean points
+per deal with a 95% confidence interval, Hu rate, self-drawn rate, deal-in rate (share
+of its deals in which it paid a Hu on its own discard or robbed kong), average winning
+hand value (points without the self-draw bonus), flower-pig rate, kong points (kong
+income kept per deal, after refunds). The confidence interval treats the *unit* as
+independent: a wall in duplicate mode (the agent's average over all its seatings on that
+wall: the four rotations of one wall are correlated and are averaged first), a deal
+otherwise. With ``x_1..x_n`` the unit averages, ``mean +- z * s / sqrt(n)`` where
+``s`` is the sample standard deviation (ddof 1) and ``z = 1.959964`` the normal 0.975
+quantile (with the thousands of walls used here the t quantile differs by < 0.1%).
+``pairwise(a, b)`` does the same with the per-unit differences ``x_a - x_b``.
+
+**Records.** ``--records FILE.jsonl`` writes the first ``--record-deals`` deals as game
+records (``sichuan-record/1``): their actions are logged during play, replayed through
+:class:`sichuan_env.game.Game` (same seed, same actions) and the replayed scores are
+checked against the arena's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import NO_OBSERVATION, needs_observation
+from agents.registry import make_agent
+from sichuan_env import engine
+from sichuan_env import hands as hx
+from sichuan_env.actions import HU, N_ACTIONS, action_to_str
+from sichuan_env.engine import IllegalActionError
+from sichuan_env.observation import encode
+from sichuan_env.rules import Rules, get_rules
+from sichuan_env.state import CLAIM, END_WALL, ROB, TURN, State
+
+Z95 = 1.959963984540054  # NormalDist().inv_cdf(0.975)
+SEED_STRIDE = 10_000_000
+STAT_FIELDS = (
+    "mean", "ci_low", "ci_high", "ci_half_width", "sd_unit", "units", "seat_deals",
+    "hu_rate", "self_drawn_rate", "deal_in_rate", "avg_win_value", "flower_pig_rate",
+    "kong_points",
+)
+
+
+def limit_blas_threads(n: int = 1) -> bool:
+    """Set OpenBLAS (numpy's matmul) to ``n`` threads in this process. The bots' and the
+    hand tables' small matmuls run ~35% faster single-threaded, and workers must not
+    fight over the cores. Returns False when no OpenBLAS library is found."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as f:
+            libs = {line.split()[-1] for line in f if "openblas" in line.lower()}
+    except OSError:
+        return False
+    done = False
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for sym in ("openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
+                    "openblas_set_num_threads64_", "scipy_openblas_set_num_threads"):
+            fn = getattr(lib, sym, None)
+            if fn is not None:
+                fn(int(n))
+                done = True
+                break
+    return done
+
+
+def wall_seed(seed: int, wall: int) -> int:
+    """Engine seed of wall number ``wall`` of an arena run with ``seed``."""
+    return int(seed) * SEED_STRIDE + int(wall)
+
+
+def mean_ci(x: np.ndarray, z: float = Z95) -> tuple[float, float, float]:
+    """(mean, half width, sample sd) of independent units ``x``: mean +- z * s / sqrt(n)."""
+    x = np.asarray(x, np.float64)
+    n = x.size
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    m = float(x.mean())
+    if n == 1:
+        return m, math.inf, math.nan
+    sd = float(x.std(ddof=1))
+    return m, z * sd / math.sqrt(n), sd
+
+
+@dataclass
+class ArenaResult:
+    """Per-deal outcomes and the derived statistics of an arena run.
+
+    Arrays over deals ``d`` and seats ``s``: ``agent[d, s]`` (index into ``names``),
+    ``points``, ``hu``, ``self_drawn``, ``deal_ins`` (Hu windows won on its discards),
+    ``win_value`` (sum of its winning hand values), ``pig`` and ``kong`` (kong income
+    kept); ``unit[d]`` the wall (duplicate) or deal number; ``rotation[d]``.
+    """
+
+    names: list[str]
+    seats: list[str]
+    duplicate: bool
+    seed: int
+    rules: Rules
+    tables: int
+    agent: np.ndarray
+    unit: np.ndarray
+    rotation: np.ndarray
+    seeds: np.ndarray
+    points: np.ndarray
+    hu: np.ndarray
+    self_drawn: np.ndarray
+    deal_ins: np.ndarray
+    win_value: np.ndarray
+    pig: np.ndarray
+    kong: np.ndarray
+    end_reason: np.ndarray
+    seconds: float = 0.0
+    command: str = ""
+    workers: int = 1
+    stats: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.stats = {name: self._agent_stats(i) for i, name in enumerate(self.names)}
+
+    @property
+    def deals(self) -> int:
+        return int(self.points.shape[0])
+
+    @property
+    def deals_per_second(self) -> float:
+        return self.deals / self.seconds if self.seconds > 0 else math.nan
+
+    def _index(self, name: str) -> int:
+        if name not in self.names:
+            raise KeyError(f"no agent {name!r} in this result; agents: {self.names}")
+        return self.names.index(name)
+
+    def unit_means(self, name: str, values: np.ndarray | None = None) -> np.ndarray:
+        """(units,) the agent's average of ``values`` (default points) per unit; NaN for
+        units where it did not play."""
+        i = self._index(name)
+        vals = self.points if values is None else values
+        sel = (self.agent == i).astype(np.float64)
+        n_units = int(self.unit.max()) + 1 if self.unit.size else 0
+        tot = np.bincount(self.unit, weights=(vals * sel).sum(1), minlength=n_units)
+        cnt = np.bincount(self.unit, weights=sel.sum(1), minlength=n_units)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return tot / cnt
+
+    def _agent_stats(self, i: int) -> dict[str, float]:
+        name = self.names[i]
+        sel = self.agent == i
+        n = int(sel.sum())
+        x = self.unit_means(name)
+        x = x[~np.isnan(x)]
+        m, half, sd = mean_ci(x)
+        wins = float(self.hu[sel].sum())
+        return {
+            "mean": m,
+            "ci_low": m - half,
+            "ci_high": m + half,
+            "ci_half_width": half,
+            "sd_unit": sd,
+            "units": int(x.size),
+            "seat_deals": n,
+            "hu_rate": float(self.hu[sel].mean()) if n else math.nan,
+            "self_drawn_rate": float(self.self_drawn[sel].mean()) if n else math.nan,
+            "deal_in_rate": float((self.deal_ins[sel] > 0).mean()) if n else math.nan,
+            "avg_win_value": float(self.win_value[sel].sum() / wins) if wins else math.nan,
+            "flower_pig_rate": float(self.pig[sel].mean()) if n else math.nan,
+            "kong_points": float(self.kong[sel].mean()) if n else math.nan,
+        }
+
+    def pairwise(self, a: str, b: str) -> dict[str, float]:
+        """Mean difference of points per deal ``a - b`` with its 95% CI over the units
+        (walls in duplicate mode) where both played."""
+        d = self.unit_means(a) - self.unit_means(b)
+        d = d[~np.isnan(d)]
+        m, half, sd = mean_ci(d)
+        return {"a": a, "b": b, "mean": m, "ci_low": m - half, "ci_high": m + half,
+                "ci_half_width": half, "sd_unit": sd, "units": int(d.size)}
+
+    def to_dict(self) -> dict[str, Any]:
+        pairs = [self.pairwise(a, b) for i, a in enumerate(self.names)
+                 for b in self.names[i + 1:]]
+        return {
+            "command": self.command,
+            "seats": self.seats,
+            "agents": self.stats,
+            "pairwise": pairs,
+            "deals": self.deals,
+            "units": int(self.unit.max()) + 1 if self.unit.size else 0,
+            "duplicate": self.duplicate,
+            "seed": self.seed,
+            "rules": self.rules.to_dict(),
+            "tables": self.tables,
+            "workers": self.workers,
+            "seconds": self.seconds,
+            "deals_per_second": self.deals_per_second,
+            "ci": "95% normal: mean +- 1.959964 * sd(unit means, ddof=1) / sqrt(units); "
+                  "unit = wall (duplicate) or deal",
+            "end_reasons": {"three_hu": int((self.end_reason == 1).sum()),
+                            "wall_exhausted": int((self.end_reason == END_WALL).sum())},
+        }
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(_jsonable(self.to_dict()), indent=2) + "\n")
+
+    def table(self) -> str:
+        """A plain-text summary, one line per agent and per pair."""
+        lines = [
+            f"{self.deals} deals ({'duplicate, ' if self.duplicate else ''}"
+            f"{self.stats[self.names[0]]['units']} units), rules {self.rules.preset}, "
+            f"{self.seconds:.1f} s, {self.deals_per_second:.0f} deals/s, "
+            f"{self.tables} tables, {self.workers} worker(s)",
+            f"{'agent':<12}{'points/deal':>22}{'hu':>7}{'tsumo':>7}{'deal-in':>8}"
+            f"{'win val':>8}{'pig':>7}{'kong':>7}",
+        ]
+        for name, s in self.stats.items():
+            pts = f"{s['mean']:+.3f} ± {s['ci_half_width']:.3f}"
+            lines.append(
+                f"{name:<12}{pts:>22}{s['hu_rate']:>7.3f}{s['self_drawn_rate']:>7.3f}"
+                f"{s['deal_in_rate']:>8.3f}{s['avg_win_value']:>8.2f}"
+                f"{s['flower_pig_rate']:>7.3f}{s['kong_points']:>7.2f}"
+            )
+        for i, a in enumerate(self.names):
+            for b in self.names[i + 1:]:
+                p = self.pairwise(a, b)
+                lines.append(f"{a} - {b}: {p['mean']:+.3f} ± {p['ci_half_width']:.3f} "
+                             f"[{p['ci_low']:+.3f}, {p['ci_high']:+.3f}]")
+        return "\n".join(lines)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, float | np.floating):
+        x = float(x)
+        return x if math.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def _agent_name(a: Any) -> str:
+    return a if isinstance(a, str) else getattr(a, "name", None) or repr(a)
+
+
+def _self_drawn_values(st: State, rows: np.ndarray) -> np.ndarray:
+    """Value of the self-drawn Hu the seat to act on ``rows`` is declaring (pre-step)."""
+    seat = st.current[rows].astype(np.intp)
+    h = st.hand[rows, seat]
+    drawn = st.drawn_tile[rows]
+    had = drawn >= 0
+    wall_left = st.wall_back[rows] - st.wall_front[rows]
+    fans = hx.batch_fans(
+        h, np.minimum(st.meld[rows, seat], 2).astype(np.int8), np.maximum(drawn, 0),
+        st.void[rows, seat], np.ones(rows.size, bool), st.drawn_replacement[rows] & had,
+        np.zeros(rows.size, bool), np.zeros(rows.size, bool), (wall_left == 0) & had,
+    )
+    return hx.batch_value(fans, st.rules.fan_cap)
+
+
+def _write_rows(st: State, new: State, rows: np.ndarray) -> None:
+    for dst, src in zip(st.arrays(), new.arrays(), strict=True):
+        dst[rows] = src
+
+
+def _make_agents(agents: Sequence[Any], seed: int, salt: int = 0):
+    names: list[str] = []
+    objs: list[Any] = []
+    seat_agent = np.empty(4, np.intp)
+    for s, a in enumerate(agents):
+        name = _agent_name(a)
+        if name not in names:
+            names.append(name)
+            aseed = seed * 101 + len(names) + 7919 * salt
+            objs.append(make_agent(a, seed=aseed) if isinstance(a, str) else a)
+        seat_agent[s] = names.index(name)
+    return names, objs, seat_agent
+
+
+def run_arena(
+    agents: Sequence[Any],
+    deals: int,
+    duplicate: bool = True,
+    seed: int = 1,
+    rules: Rules | str | None = "mil",
+    tables: int = 1024,
+    *,
+    workers: int = 1,
+    progress: bool = False,
+    records: str | Path | None = None,
+    record_deals: int = 100,
+    agent_seed: int | None = None,
+    command: str = "",
+) -> ArenaResult:
+    """Play ``deals`` deals between four agents (specs for :func:`make_agent` or agent
+    objects; equal specs are one agent) and return their statistics.
+
+    ``workers`` > 1 splits the walls over that many processes (agents given as specs
+    only); the deals and their results are the same as with one worker, except for the
+    random agents' own draws."""
+    if len(agents) != 4:
+        raise ValueError(f"four seats are needed, got {len(agents)}")
+    if deals < 1:
+        raise ValueError("deals must be >= 1")
+    rules = rules if isinstance(rules, Rules) else get_rules(rules)
+    aseed = seed if agent_seed is None else agent_seed
+    names, objs, seat_agent = _make_agents(agents, aseed)
+    if duplicate:
+        n_units = -(-deals // 4)
+        D = 4 * n_units
+        unit = np.repeat(np.arange(n_units), 4)
+        rot = np.tile(np.arange(4), n_units)
+    else:
+        D = deals
+        unit = np.arange(D)
+        rot = np.zeros(D, np.intp)
+    seeds = np.array([wall_seed(seed, w) for w in range(int(unit.max()) + 1)], np.int64)[unit]
+    deal_agent = seat_agent[(np.arange(4)[None, :] - rot[:, None]) % 4]  # (D, 4)
+    T = max(1, min(int(tables), D))
+    n_rec = min(int(record_deals), D) if records is not None else 0
+    desc = " vs ".join(_agent_name(a) for a in agents)
+    workers = max(1, min(int(workers), -(-D // 4)))
+    if workers > 1 and not all(isinstance(a, str) for a in agents):
+        raise ValueError("workers > 1 needs agents given as spec strings")
+    t0 = time.perf_counter()
+    if workers == 1:
+        out, end_reason, logs = _play(objs, names, seeds, deal_agent, rules, T, n_rec,
+                                      desc if progress else None)
+    else:
+        import multiprocessing as mp
+
+        step = -(-D // (4 * workers)) * 4
+        bounds = [(lo, min(D, lo + step)) for lo in range(0, D, step)]
+        jobs = [(list(agents), aseed, k, seeds[lo:hi], deal_agent[lo:hi], rules, T,
+                 n_rec if k == 0 else 0, desc if (progress and k == 0) else None)
+                for k, (lo, hi) in enumerate(bounds)]
+        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp
+        with ctx.Pool(len(jobs)) as pool:
+            parts = pool.map(_play_job, jobs)
+        out = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
+        end_reason = np.concatenate([p[1] for p in parts])
+        logs = parts[0][2]
+    seconds = time.perf_counter() - t0
+    res = ArenaResult(
+        names=names, seats=[_agent_name(a) for a in agents], duplicate=duplicate,
+        seed=seed, rules=rules, tables=T, agent=deal_agent, unit=unit, rotation=rot,
+        seeds=seeds, end_reason=end_reason, seconds=seconds, command=command,
+        workers=workers, points=out["points"], hu=out["hu"], self_drawn=out["self_drawn"],
+        deal_ins=out["deal_ins"], win_value=out["win_value"], pig=out["pig"],
+        kong=out["kong"],
+    )
+    if n_rec:
+        write_records(res, logs, records)
+    return res
+
+
+def _play_job(job: tuple) -> tuple:
+    agents, aseed, salt, seeds, deal_agent, rules, T, n_rec, desc = job
+    limit_blas_threads(1)
+    names, objs, _ = _make_agents(agents, aseed, salt)
+    return _play(objs, names, seeds, deal_agent, rules, T, n_rec, desc)
+
+
+def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.ndarray,
+          rules: Rules, T: int, n_rec: int, desc: str | None):
+    """Play the deals ``seeds`` (agent indices ``deal_agent`` per seat) on T tables."""
+    D = seeds.size
+    T = max(1, min(T, D))
+    out = {k: np.zeros((D, 4), np.float64) for k in
+           ("points", "hu", "self_drawn", "deal_ins", "win_value", "pig", "kong")}
+    end_reason = np.zeros(D, np.int8)
+    logs: dict[int, list[int]] = {d: [] for d in range(n_rec)}
+    st = engine.reset(seeds[:T], rules)
+    slot = np.arange(T)  # deal of each slot, -1 idle
+    next_deal = T
+    bar = None
+    if desc is not None:
+        from tqdm import tqdm
+
+        bar = tqdm(total=D, unit="deal", desc=desc, file=sys.stderr)
+    actions = np.zeros(T, np.int64)
+    while True:
+        live = np.flatnonzero((slot >= 0) & ~st.done)
+        if not live.size:
+            break
+        mask = engine.legal_mask(st)
+        cur = st.current.astype(np.intp)
+        who = deal_agent[slot[live], cur[live]]
+        actions[:] = 0
+        for i, ag in enumerate(objs):
+            rows = live[who == i]
+            if not rows.size:
+                continue
+            obs = encode(st, cur[rows], rows) if needs_observation(ag) else \
+                NO_OBSERVATION(rows.size)
+            a = np.asarray(ag.act_batch(obs, mask[rows]), np.int64).reshape(-1)
+            if a.shape != (rows.size,):
+                raise ValueError(f"{names[i]}: act_batch returned shape {a.shape}, "
+                                 f"expected ({rows.size},)")
+            ok = (a >= 0) & (a < N_ACTIONS)
+            ok[ok] = mask[rows[ok], a[ok]]
+            if not ok.all():
+                j = int(np.argmin(ok))
+                t = int(rows[j])
+                legal = sorted(action_to_str(x) for x in np.flatnonzero(mask[t]))
+                raise IllegalActionError(
+                    f"{names[i]} chose illegal action {int(a[j])} at deal {int(slot[t])} "
+                    f"seat {int(cur[t])}; legal: {legal}")
+            actions[rows] = a
+        if n_rec:
+            rec_rows = live[slot[live] < n_rec]
+            for t in rec_rows.tolist():
+                logs[int(slot[t])].append(int(actions[t]))
+        # what the step's wins will need, read before the step
+        phase = st.phase[live]
+        tsumo = live[(phase == TURN) & (actions[live] == HU)]
+        tsumo_val = _self_drawn_values(st, tsumo) if tsumo.size else None
+        window = live[(phase == CLAIM) | (phase == ROB)]
+        win_active = st.active[window].astype(np.intp)
+        win_value = st.claim_value[window].astype(np.float64)
+        hu_before = st.hu[window].copy()
+        st, _, done = engine.step(st, actions, inplace=True, validate=False, mask=mask)
+        if tsumo.size:
+            d = slot[tsumo]
+            s = cur[tsumo]
+            out["self_drawn"][d, s] += 1
+            out["hu"][d, s] += 1
+            out["win_value"][d, s] += tsumo_val
+        if window.size:
+            new = st.hu[window] & ~hu_before
+            r, s = np.nonzero(new)
+            if r.size:
+                d = slot[window[r]]
+                out["hu"][d, s] += 1
+                out["win_value"][d, s] += win_value[r, s]
+                rw = np.flatnonzero(new.any(1))
+                out["deal_ins"][slot[window[rw]], win_active[rw]] += 1
+        fin = np.flatnonzero(done & (slot >= 0))
+        if fin.size:
+            d = slot[fin]
+            out["points"][d] = st.scores[fin]
+            end_reason[d] = st.end_reason[fin]
+            out["kong"][d] = st.kong_income[fin].sum(1)
+            wall_end = fin[st.end_reason[fin] == END_WALL]
+            if wall_end.size:
+                pig, _, _ = engine.settlement_states(st, wall_end)
+                out["pig"][slot[wall_end]] = pig
+            n_new = min(fin.size, D - next_deal)
+            if n_new:
+                refill = fin[:n_new]
+                slot[refill] = np.arange(next_deal, next_deal + n_new)
+                next_deal += n_new
+                _write_rows(st, engine.reset(seeds[slot[refill]], rules), refill)
+            slot[fin[n_new:]] = -1
+            if bar is not None:
+                bar.update(fin.size)
+    if bar is not None:
+        bar.close()
+    return out, end_reason, logs
+
+
+def replay_records(res: ArenaResult, logs: dict[int, list[int]]) -> list[dict[str, Any]]:
+    """Replay logged deals through :class:`sichuan_env.game.Game`; check the scores."""
+    from sichuan_env.game import Game
+
+    recs = []
+    for d, acts in sorted(logs.items()):
+        g = Game.new(int(res.seeds[d]), res.rules)
+        for a in acts:
+            g.play(int(a))
+        rec = g.record()
+        if not g.done or [int(x) for x in res.points[d]] != rec["scores"]:
+            raise RuntimeError(f"replay of deal {d} does not match the arena's result")
+        rec["arena"] = {
+            "deal": d, "unit": int(res.unit[d]), "rotation": int(res.rotation[d]),
+            "agents": [res.names[i] for i in res.agent[d]],
+        }
+        recs.append(rec)
+    return recs
+
+
+def write_records(res: ArenaResult, logs: dict[int, list[int]], path: str | Path) -> None:
+    with open(path, "w") as f:
+        for rec in replay_records(res, logs):
+            f.write(json.dumps(rec) + "\n")
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m agents.arena", description=__doc__.split(
+        "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seats", required=True,
+                   help="four comma-separated agents: random, greedy, rules, ppo:PATH")
+    p.add_argument("--deals", type=int, default=20000, help="deals to play (default 20000)")
+    dup = p.add_mutually_exclusive_group()
+    dup.add_argument("--duplicate", dest="duplicate", action="store_true", default=True,
+                     help="play each wall four times with the seats rotated (default)")
+    dup.add_argument("--no-duplicate", dest="duplicate", action="store_false")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rules", default="mil", help="rule preset: mil or mahjongsoft")
+    p.add_argument("--out", default=None, help="write the results as JSON here")
+    p.add_argument("--records", default=None, help="write game records (JSON lines) here")
+    p.add_argument("--record-deals", type=int, default=100,
+                   help="how many deals (the first ones) to record (default 100)")
+    p.add_argument("--tables", type=int, default=1024, help="tables played at once")
+    p.add_argument("--workers", type=int, default=1,
+                   help="processes sharing the walls (default 1; the machine has 2 cores)")
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(argv)
+    limit_blas_threads(1)
+    seats = [s.strip() for s in args.seats.split(",")]
+    if len(seats) != 4:
+        p.error(f"--seats needs four agents, got {len(seats)}")
+    try:
+        res = run_arena(
+            seats, args.deals, duplicate=args.duplicate, seed=args.seed, rules=args.rules,
+            tables=args.tables, progress=not args.no_progress, records=args.records,
+            record_deals=args.record_deals, workers=args.workers,
+            command="python -m agents.arena " + " ".join(
+                shlex.quote(x) for x in (sys.argv[1:] if argv is None else argv)),
+        )
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(res.table())
+    if args.out:
+        res.save(args.out)
+        print(f"results written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,524 @@
+"""The greedy bot: tile efficiency (shanten and live effective tiles), batched.
+
+Decisions, for every row of a batch at once (numpy over rows; the only loops are over
+the three suits or fixed phases, never over tables):
+
+* **Void suit** (forbidden-suit choice): the suit whose removal leaves the lowest shanten
+  (``hands.batch_shanten`` with each suit as void), ties broken by the fewest tiles of
+  that suit. One tile of it is set aside (a single before a pair, terminals first); an
+  indicator card is used when the hand holds no tile of the suit.
+* **Own turn**: Hu whenever legal. A kong (concealed, promoted or postponed) when the
+  shanten after it is not higher than the best shanten after a discard. Otherwise a
+  discard: a tile of the void suit first; else the discard leaving the lowest shanten
+  (all 27 candidate discards in one ``batch_shanten`` call), among those the most *live
+  effective tiles* -- tile kinds that lower the shanten, each counted by its copies not
+  yet seen (4 minus own hand, all discards on the table, all melds and won tiles) --
+  then the most isolated tile (fewest neighbours within two ranks).
+* **Claims**: Hu whenever legal (also robbing a kong). A melded kong, else a pung, when
+  the shanten after the claim is not higher than before; otherwise pass.
+
+The bot decides from a :class:`BotView`: plain arrays of what the deciding seat may know,
+seats rotated so that the decider is seat 0. :func:`view_from_state` builds it from the
+engine state (the arena's fast path) and :func:`view_from_observation` from the encoded
+observation planes of :mod:`sichuan_env.observation` (the ``act_batch`` path); both give
+the same view.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from agents.base import BaseAgent
+from sichuan_env import hands as hx
+from sichuan_env.actions import DISCARD, HU, KONG, MELDED_KONG, PASS, PUNG, VOID_SUIT, VOID_TILE
+from sichuan_env.state import CLAIM, ROB, TURN, VOID, State
+
+N_KINDS = 27
+SUIT_OF = np.repeat(np.arange(3), 9).astype(np.int8)
+RANK_OF = np.tile(np.arange(9), 3).astype(np.int8)
+MELD_COPIES = np.array([0, 3, 4], dtype=np.int8)  # hands' meld kind -> tiles it holds
+EYE = np.eye(N_KINDS, dtype=np.int8)
+NO_SHANTEN = 99
+
+# neighbour kinds within two ranks in the same suit (27, 27), the kind itself included
+_DIST = np.abs(RANK_OF[:, None].astype(int) - RANK_OF[None, :])
+NEAR2 = (SUIT_OF[:, None] == SUIT_OF[None, :]) & (_DIST <= 2)
+NEAR1 = (SUIT_OF[:, None] == SUIT_OF[None, :]) & (_DIST <= 1)
+
+
+# ----------------------------------------------------------------------------- the view
+
+
+class BotView:
+    """What one deciding seat knows, for N rows; relative seats (0 = the decider).
+
+    Fields (computed on first use from the engine state, or set directly by
+    :func:`view_from_observation`):
+
+    ``phase`` (N,) VOID/TURN/CLAIM/ROB; ``hand`` (N, 27) own standing tiles;
+    ``set_aside`` (N,) own set-aside kind or -1; ``meld`` (N, 4, 27) meld kind per seat
+    (0 none, 1 pung, 2 kong); ``void`` (N, 4) own void suit (column 0, -1 before the
+    choice) and the others' *revealed* void suits (-1 unknown); ``hu`` (N, 4) bool;
+    ``discards`` (N, 4, 27) each seat's discards per kind (claimed ones included);
+    ``n_discards`` (N, 4); ``last_discard`` (N, 4) kind of each seat's latest discard or
+    -1; ``live_discards`` (N, 27) discards still on the table; ``won_tiles`` (N, 27);
+    ``claim_tile`` (N,) tile under claim or -1; ``wall_left`` (N,).
+    """
+
+    def __init__(self, state: State | None = None, rows: np.ndarray | None = None,
+                 seats: np.ndarray | None = None) -> None:
+        self._st = state
+        if state is not None:
+            self._rows = np.arange(state.batch_size) if rows is None else np.asarray(rows)
+            self._seats = (state.current[self._rows].astype(np.intp) if seats is None
+                           else np.asarray(seats, dtype=np.intp))
+            # absolute seat of relative seat j: (me + j) % 4
+            self._abs = (self._seats[:, None] + np.arange(4)) % 4
+
+    def __len__(self) -> int:
+        return int(self.hand.shape[0])
+
+    def _g(self, field: np.ndarray) -> np.ndarray:
+        """A per-seat field (B, 4, ...) -> (N, 4, ...) in relative seat order."""
+        return field[self._rows[:, None], self._abs]
+
+    @cached_property
+    def phase(self) -> np.ndarray:
+        return self._st.phase[self._rows]
+
+    @cached_property
+    def hand(self) -> np.ndarray:
+        return self._st.hand[self._rows, self._seats]
+
+    @cached_property
+    def set_aside(self) -> np.ndarray:
+        return self._st.set_aside[self._rows, self._seats]
+
+    @cached_property
+    def meld(self) -> np.ndarray:
+        return np.minimum(self._g(self._st.meld), 2).astype(np.int8)
+
+    @cached_property
+    def void(self) -> np.ndarray:
+        v = self._g(self._st.void).copy()
+        rev = self._g(self._st.void_revealed)
+        v[:, 1:][~rev[:, 1:]] = -1
+        return v
+
+    @cached_property
+    def hu(self) -> np.ndarray:
+        return self._g(self._st.hu)
+
+    @cached_property
+    def discards(self) -> np.ndarray:
+        riv = self._g(self._st.river).astype(np.intp)  # (N, 4, 60)
+        n = riv.shape[0]
+        ok = riv >= 0
+        base = (np.arange(n)[:, None, None] * 4 + np.arange(4)[None, :, None]) * N_KINDS
+        idx = (base + riv)[ok]
+        return np.bincount(idx, minlength=n * 4 * N_KINDS).reshape(n, 4, N_KINDS).astype(
+            np.int8)
+
+    @cached_property
+    def n_discards(self) -> np.ndarray:
+        return self._g(self._st.river_len).astype(np.int16)
+
+    @cached_property
+    def last_discard(self) -> np.ndarray:
+        riv = self._g(self._st.river)
+        ln = self.n_discards.astype(np.intp)
+        last = np.take_along_axis(riv, np.maximum(ln - 1, 0)[:, :, None], axis=2)[:, :, 0]
+        return np.where(ln > 0, last, -1).astype(np.int8)
+
+    @cached_property
+    def live_discards(self) -> np.ndarray:
+        return self._st.live_discards[self._rows]
+
+    @cached_property
+    def won_tiles(self) -> np.ndarray:
+        return self._st.won_tiles[self._rows]
+
+    @cached_property
+    def claim_tile(self) -> np.ndarray:
+        return self._st.claim_tile[self._rows]
+
+    @cached_property
+    def wall_left(self) -> np.ndarray:
+        st = self._st
+        return (st.wall_back[self._rows] - st.wall_front[self._rows]).astype(np.int16)
+
+    # ---- derived
+    @cached_property
+    def own_meld(self) -> np.ndarray:
+        return self.meld[:, 0]
+
+    @cached_property
+    def own_void(self) -> np.ndarray:
+        return self.void[:, 0].astype(np.int8)
+
+    @cached_property
+    def visible(self) -> np.ndarray:
+        """(N, 27) copies of each kind the decider can see (own hand and set-aside tile,
+        every meld, the discards on the table, the won tiles)."""
+        vis = self.hand.astype(np.int16) + MELD_COPIES[self.meld].sum(1)
+        vis += self.live_discards + self.won_tiles
+        sa = self.set_aside
+        has = sa >= 0
+        if has.any():
+            r = np.flatnonzero(has)
+            vis[r, sa[r]] += 1
+        return np.minimum(vis, 4).astype(np.int8)
+
+    @cached_property
+    def live(self) -> np.ndarray:
+        """(N, 27) copies not seen by the decider."""
+        return (4 - self.visible).astype(np.int8)
+
+    def take(self, rows: np.ndarray) -> BotView:
+        """A view of some rows (fields already computed are sliced, others stay lazy)."""
+        rows = np.asarray(rows)
+        out = BotView.__new__(BotView)
+        out._st = self._st
+        if self._st is not None:
+            out._rows = self._rows[rows]
+            out._seats = self._seats[rows]
+            out._abs = self._abs[rows]
+        for name, val in self.__dict__.items():
+            if not name.startswith("_") and isinstance(val, np.ndarray):
+                out.__dict__[name] = val[rows]
+        return out
+
+    @classmethod
+    def from_arrays(cls, **fields: np.ndarray) -> BotView:
+        """A view from explicit arrays (missing derived fields are computed from them)."""
+        out = cls.__new__(cls)
+        out._st = None
+        for name, val in fields.items():
+            out.__dict__[name] = np.asarray(val)
+        return out
+
+
+def view_from_state(state: State, rows: np.ndarray | None = None) -> BotView:
+    """The view of the seat to decide (``state.current``) on tables ``rows``."""
+    return BotView(state, rows)
+
+
+def view_from_observation(observations: np.ndarray) -> BotView:
+    """Decode observation planes (N, C, 27) of :func:`sichuan_env.observation.encode`."""
+    from sichuan_env import observation as ob
+
+    obs = np.asarray(observations, np.float32)
+    n = obs.shape[0]
+    P = ob.PLANES
+
+    def plane(name: str, k: int | None = None) -> np.ndarray:
+        c, m = P[name]
+        return obs[:, c : c + m] if k is None else obs[:, c + k]
+
+    def one_hot(x: np.ndarray) -> np.ndarray:
+        return np.where(x.any(-1), x.argmax(-1), -1).astype(np.int8)
+
+    def scalar(name: str, k: int = 0) -> np.ndarray:
+        return plane(name, k)[:, 0] if P[name][1] > 1 else plane(name)[:, 0, 0]
+
+    def suit_of_plane(x: np.ndarray) -> np.ndarray:  # (..., 27) suit rows -> suit or -1
+        cols = x[..., [0, 9, 18]]
+        return np.where(cols.any(-1), cols.argmax(-1), -1).astype(np.int8)
+
+    v = BotView.__new__(BotView)
+    v._st = None
+    d = v.__dict__
+    d["phase"] = plane("phase")[:, :, 0].argmax(1).astype(np.int8)
+    d["hand"] = np.rint(plane("hand").sum(1)).astype(np.int8)
+    d["set_aside"] = one_hot(plane("set_aside", 0))
+    d["meld"] = (plane("pung") + 2 * (plane("concealed_kong") + plane("exposed_kong"))).astype(
+        np.int8)
+    void = suit_of_plane(plane("void_revealed"))
+    void[:, 0] = suit_of_plane(plane("my_void", 0))
+    d["void"] = void
+    d["hu"] = plane("hu")[:, :, 0] > 0.5
+    d["discards"] = np.rint(plane("discards") * 4).astype(np.int8)
+    d["n_discards"] = d["discards"].sum(2, dtype=np.int16)
+    c, _ = P["recent_discard"]
+    d["last_discard"] = one_hot(obs[:, c : c + 16 : 4])
+    d["live_discards"] = np.rint(plane("live_discards", 0) * 4).astype(np.int8)
+    d["won_tiles"] = np.rint(plane("hu_tile").sum(1)).astype(np.int8)
+    d["claim_tile"] = one_hot(plane("claim_tile", 0))
+    d["wall_left"] = np.rint(scalar("wall_left") * ob.WALL_SIZE).astype(np.int16)
+    del n
+    return v
+
+
+# ----------------------------------------------------------------------------- hand math
+
+
+def shanten(hand: np.ndarray, meld: np.ndarray, void: np.ndarray) -> np.ndarray:
+    """Batched shanten (int16) of hands (13 - 3n or 14 - 3n tiles); empty-safe.
+
+    Speed: ``hands.batch_shanten`` is exact under the four-copies limit, which costs a
+    per-row search for suits next to a meld. Bots only compare shanten values, so the
+    melds are passed as sitting in the void suit (whose tiles are zeroed: they never
+    count) -- the meld count is what the shanten formula needs; only the copies a meld
+    takes from its own kind are ignored. Rows without a void suit keep their melds."""
+    if hand.shape[0] == 0:
+        return np.zeros(0, np.int16)
+    hand = np.asarray(hand, np.int8)
+    meld = np.asarray(meld, np.int8)
+    void = np.asarray(void, np.int8)
+    has_meld = meld.any(1)
+    vok = (void >= 0) & has_meld
+    if vok.any():
+        r = np.flatnonzero(vok)
+        hand = hand.copy()
+        meld = meld.copy()
+        v = void[r].astype(np.intp)
+        void_cols = v[:, None] * 9 + np.arange(9)
+        hand[r[:, None], void_cols] = 0
+        n = np.count_nonzero(meld[r], axis=1)
+        fake = np.zeros((r.size, N_KINDS), np.int8)
+        slot = np.arange(9)[None, :] < n[:, None]
+        fake[np.arange(r.size)[:, None], void_cols] = slot.astype(np.int8)
+        meld[r] = fake
+    return hx.batch_shanten(hand, meld, void).astype(np.int16)
+
+
+def discard_shanten(hand: np.ndarray, meld: np.ndarray, void: np.ndarray,
+                    allowed: np.ndarray) -> np.ndarray:
+    """(N, 27) shanten after discarding each kind (``NO_SHANTEN`` where not allowed or
+    not held): all candidate discards of all rows in one ``batch_shanten`` call."""
+    ok = allowed & (hand > 0)
+    r, k = np.nonzero(ok)
+    out = np.full(hand.shape, NO_SHANTEN, np.int16)
+    if r.size:
+        out[r, k] = shanten(hand[r] - EYE[k], meld[r], void[r])
+    return out
+
+
+def effective_tiles(hand13: np.ndarray, meld: np.ndarray, void: np.ndarray,
+                    sh: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """(M, 27) bool: kinds whose draw lowers the shanten ``sh`` of 13 - 3n-tile hands
+    (for a ready hand: its waits). ``live`` (M, 27) limits to kinds with copies left."""
+    m = hand13.shape[0]
+    out = np.zeros((m, N_KINDS), bool)
+    if m == 0:
+        return out
+    void_kind = SUIT_OF[None, :] == void[:, None]
+    own = hand13 + MELD_COPIES[meld]
+    room = (own < 4) & ~void_kind & (live > 0)
+    ready = sh == 0
+    if ready.any():
+        r = np.flatnonzero(ready)
+        out[r] = hx.batch_wait_mask(hand13[r], meld[r], void[r]) & room[r]
+    far = np.flatnonzero(~ready)
+    if far.size:
+        held = (hand13[far] > 0) & ~void_kind[far]
+        near = (held.astype(np.int8) @ NEAR2.astype(np.int8)) > 0
+        near &= room[far]
+        i, t = np.nonzero(near)
+        rows = far[i]
+        h14 = hand13[rows] + EYE[t]
+        s14 = shanten(h14, meld[rows], void[rows])
+        imp = s14 < sh[rows]
+        out[rows[imp], t[imp]] = True
+    return out
+
+
+def isolation(hand: np.ndarray) -> np.ndarray:
+    """(N, 27) float: higher for tiles with fewer neighbours (a tie-break for discards)."""
+    nb = (hand > 0).astype(np.int8) @ NEAR2.astype(np.int8)  # neighbours incl. itself
+    nb1 = (hand > 0).astype(np.int8) @ NEAR1.astype(np.int8)
+    edge = np.minimum(RANK_OF, 8 - RANK_OF)  # 0 for terminals
+    return -(nb + nb1 + hand).astype(np.float32) - 0.1 * edge[None, :]
+
+
+def choose_void(hand: np.ndarray, masks: np.ndarray, suit_bias: np.ndarray | None = None,
+                ) -> np.ndarray:
+    """Void-suit actions for VOID-phase rows: the suit whose removal keeps the lowest
+    shanten (ties: fewest tiles), plus ``suit_bias`` (N, 3) subtracted from the score."""
+    n = hand.shape[0]
+    per_suit = hand.reshape(n, 3, 9).sum(2).astype(np.float32)
+    sh = np.stack([shanten(hand, np.zeros_like(hand), np.full(n, s, np.int8))
+                   for s in range(3)], axis=1).astype(np.float32)
+    score = sh * 10 + per_suit
+    if suit_bias is not None:
+        score = score - suit_bias
+    suit = score.argmin(1)
+    act = np.empty(n, np.int64)
+    empty = per_suit[np.arange(n), suit] == 0
+    act[empty] = VOID_SUIT + suit[empty]
+    ne = np.flatnonzero(~empty)
+    if ne.size:
+        h = hand[ne]
+        in_suit = SUIT_OF[None, :] == suit[ne, None]
+        pref = np.where(in_suit & (h > 0), isolation(h) - 2.0 * h, -np.inf)
+        act[ne] = VOID_TILE + pref.argmax(1)
+    bad = ~masks[np.arange(n), act]
+    if bad.any():  # cannot happen with engine masks; stay legal anyway
+        act[bad] = masks[bad].argmax(1)
+    return act
+
+
+# ----------------------------------------------------------------------------- the bot
+
+
+class GreedyAgent(BaseAgent):
+    """Shanten / tile-efficiency bot. ``act_batch(observations, masks)`` decodes the
+    observation planes; ``act_view(view, masks)`` and ``act_state(state, rows, masks)``
+    decide straight from arrays (the arena's fast path)."""
+
+    name = "greedy"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.seed = seed
+
+    # ---- the shared interface
+    def act(self, observation: np.ndarray, mask: np.ndarray) -> int:
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(mask)[None])[0])
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return self.act_view(view_from_observation(observations), np.asarray(masks, bool))
+
+    def act_state(self, state: State, rows: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return self.act_view(view_from_state(state, rows), masks)
+
+    # ---- decisions
+    def act_view(self, view: BotView, masks: np.ndarray) -> np.ndarray:
+        masks = np.asarray(masks, bool)
+        n = masks.shape[0]
+        out = np.full(n, -1, np.int64)
+        phase = view.phase
+        for ph, fn in ((VOID, self._void), (TURN, self._turn), (CLAIM, self._claim),
+                       (ROB, self._claim)):
+            r = np.flatnonzero(phase == ph)
+            if r.size:
+                out[r] = fn(view.take(r) if r.size < n else view, masks[r])
+        bad = (out < 0) | ~masks[np.arange(n), np.maximum(out, 0)]
+        if bad.any():
+            out[bad] = masks[bad].argmax(1)
+        return out
+
+    def _void(self, v: BotView, masks: np.ndarray) -> np.ndarray:
+        return choose_void(v.hand, masks)
+
+    def _claim(self, v: BotView, masks: np.ndarray) -> np.ndarray:
+        n = masks.shape[0]
+        out = np.full(n, PASS, np.int64)
+        out[masks[:, HU]] = HU
+        kong = np.flatnonzero(masks[:, MELDED_KONG] & ~masks[:, HU])
+        pung = np.flatnonzero(masks[:, PUNG] & ~masks[:, HU])
+        if kong.size or pung.size:
+            claim_rows = np.union1d(kong, pung)
+            before = shanten(v.hand[claim_rows], v.own_meld[claim_rows], v.own_void[claim_rows])
+            sh_before = np.full(n, NO_SHANTEN, np.int16)
+            sh_before[claim_rows] = before
+            if pung.size:
+                after = self._claim_shanten(v, pung, 2, 1)
+                out[pung[after <= sh_before[pung]]] = PUNG
+            if kong.size:
+                after = self._claim_shanten(v, kong, 3, 2)
+                out[kong[after <= sh_before[kong]]] = MELDED_KONG
+        return out
+
+    @staticmethod
+    def _claim_shanten(v: BotView, r: np.ndarray, used: int, kind: int) -> np.ndarray:
+        t = v.claim_tile[r].astype(np.intp)
+        h = v.hand[r] - used * EYE[t]
+        m = v.own_meld[r].copy()
+        m[np.arange(r.size), t] = kind
+        return shanten(h, m, v.own_void[r])
+
+    def _turn(self, v: BotView, masks: np.ndarray) -> np.ndarray:
+        n = masks.shape[0]
+        out = np.full(n, -1, np.int64)
+        out[masks[:, HU]] = HU
+        todo = np.flatnonzero(out < 0)
+        if todo.size == 0:
+            return out
+        sub = v.take(todo) if todo.size < n else v
+        out[todo] = self._turn_no_hu(sub, masks[todo])
+        return out
+
+    def _turn_no_hu(self, v: BotView, masks: np.ndarray) -> np.ndarray:
+        n = masks.shape[0]
+        disc = masks[:, DISCARD:VOID_TILE]
+        out = np.full(n, -1, np.int64)
+        # a single legal discard (a pending set-aside tile) with no kong: nothing to think
+        kong_mask = masks[:, KONG:PUNG]
+        single = (disc.sum(1) == 1) & ~kong_mask.any(1)
+        out[single] = disc[single].argmax(1)
+        # void-suit tiles first
+        void_kind = SUIT_OF[None, :] == v.own_void[:, None]
+        void_disc = disc & void_kind & (v.hand > 0)
+        has_void = void_disc.any(1) & (out < 0) & ~kong_mask.any(1)
+        if has_void.any():
+            r = np.flatnonzero(has_void)
+            out[r] = self.choose_void_discard(v.take(r), void_disc[r])
+        rest = np.flatnonzero(out < 0)
+        if rest.size:
+            sub = v.take(rest) if rest.size < n else v
+            out[rest] = self.choose_discard_or_kong(sub, masks[rest])
+        return out
+
+    def choose_void_discard(self, v: BotView, allowed: np.ndarray) -> np.ndarray:
+        """Which void-suit tile to discard: the one with most copies held (keeps pairs
+        of a suit that is thrown anyway from being claimed twice... any order works)."""
+        return np.where(allowed, v.hand.astype(np.float32) + isolation(v.hand) * 0.01,
+                        -np.inf).argmax(1)
+
+    def discard_scores(self, v: BotView, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(N, 27) score of each legal discard (higher is better) and (N, 27) shanten
+        after it. Greedy: lowest shanten, then live effective tiles, then isolation."""
+        h, m, vd = v.hand, v.own_meld, v.own_void
+        sh = discard_shanten(h, m, vd, disc)
+        best = sh.min(1)
+        cand = sh == best[:, None]
+        score = np.where(cand, isolation(h) * 0.01, -np.inf).astype(np.float32)
+        score -= sh * 1000.0
+        multi = np.flatnonzero(cand.sum(1) > 1)
+        if multi.size:
+            r, k = np.nonzero(cand[multi])
+            rows = multi[r]
+            h13 = h[rows] - EYE[k]
+            eff = effective_tiles(h13, m[rows], vd[rows], sh[rows, k], v.live[rows])
+            score[rows, k] += (eff * v.live[rows]).sum(1)
+        return score, sh
+
+    def choose_discard_or_kong(self, v: BotView, masks: np.ndarray) -> np.ndarray:
+        n = masks.shape[0]
+        disc = masks[:, DISCARD:VOID_TILE]
+        score, sh = self.discard_scores(v, disc)
+        out = score.argmax(1).astype(np.int64) + DISCARD
+        best = sh.min(1)
+        kong_mask = masks[:, KONG:PUNG]
+        if kong_mask.any():
+            r, k = np.nonzero(kong_mask)
+            after = self.kong_shanten(v, r, k)
+            ok = after <= best[r]
+            # the first acceptable kong of each row
+            r, k = r[ok], k[ok]
+            out[r] = KONG + k
+        none = ~disc.any(1) & (out < KONG)
+        if none.any():
+            out[none] = masks[none].argmax(1)
+        del n
+        return out
+
+    @staticmethod
+    def kong_shanten(v: BotView, r: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """Shanten after an own-turn kong of kind k on rows r (before the replacement)."""
+        h = v.hand[r].copy()
+        held = h[np.arange(r.size), k]
+        h[np.arange(r.size), k] = np.where(held == 4, 0, held - 1)
+        m = v.own_meld[r].copy()
+        m[np.arange(r.size), k] = 2
+        return shanten(h, m, v.own_void[r])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(seed={self.seed})"
+
+
+def describe(agent: Any) -> str:
+    return getattr(agent, "name", type(agent).__name__)

@@ -1,0 +1,268 @@
+"""The rule-based bot: greedy tile efficiency plus hand value and defence, batched.
+
+Starts from :class:`agents.greedy.GreedyAgent` (void suit by hand shape, void tiles
+first, lowest shanten then most live effective tiles, Hu when offered) and changes:
+
+**Value (steering toward big hands when close).** Every candidate discard gets an
+*effective shanten* ``min(sh, sh_flush - d_flush, sh_pairs - d_pairs, sh_pungs - d_pungs)``
+instead of the plain shanten ``sh``:
+
+* ``sh_flush``: shanten counting only the tiles of the hand's main suit (the other suit's
+  tiles as if void), tried when at least ``FLUSH_MIN`` of the 14 tiles (melds included)
+  are of that suit and no meld is of another suit. Full Flush is 2 fans (x4).
+* ``sh_pairs``: seven-pairs shanten ``6 - pairs + max(0, 7 - kinds)`` (no melds; 2 fans).
+* ``sh_pungs``: All Pungs shanten from the pairs and pungs held (1 fan).
+* The bonuses ``d_*`` (in shanten steps) shrink to 0 as the wall runs out: late in the
+  deal being ready (and not paying the ready players) matters more than value.
+* Roots: a candidate that breaks up four identical tiles is slightly penalised.
+
+**Passing a cheap Hu.** A Hu on a discard worth 1 point is passed when the wall still
+holds at least ``PASS_HU_WALL`` tiles, the hand waits on another tile worth at least 4
+points (``batch_theoretical_max`` of the hand) and that better wait has >= 2 live copies.
+A self-drawn Hu and every Hu late in the deal are always taken.
+
+**Defence.** Each live opponent gets a *threat* in 0..1: 0 after its Hu or before its
+void suit is revealed; it grows with its discards (a proxy for time in the deal), with its
+melds (3+ melds: close to ready), and when a seat next to it has already won (the deal is
+advanced); it is damped when its latest discard was of its own void suit (it still held
+a void tile, so it was not ready). The *danger* of a tile is the sum over opponents of
+threat x tile risk; tile risk is 0 for the opponent's void suit (it can never win on it),
+lower for tiles it has discarded itself, for terminals and for tiles with no unseen copy
+left. Danger is subtracted from the discard score with a weight that is small while the
+own hand is near ready (a tie-break among equal discards) and large -- worth more than
+one shanten step -- when the own hand is 2+ from ready and a threat is high or the wall
+is short (fold: throw safe tiles). Void-suit tiles, thrown first anyway, go out safest
+first.
+
+**Claims.** As greedy (pung/kong only when the shanten does not rise), except that a
+pung is declined when seven pairs is the hand's best route.
+
+**Flower pig.** Void tiles are always discarded first, so the bot only ends as a flower
+pig if the wall ends before it drew enough turns to discard them all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.greedy import (
+    EYE,
+    MELD_COPIES,
+    NO_SHANTEN,
+    RANK_OF,
+    SUIT_OF,
+    BotView,
+    GreedyAgent,
+    shanten,
+)
+from sichuan_env import hands as hx
+from sichuan_env.actions import HU, PASS, PUNG
+
+FLUSH_MIN = 9  # tiles of the main suit (of 14, melds included) to steer toward a flush
+PASS_HU_WALL = 30  # wall tiles left to consider passing a 1-point Hu on a discard
+FAN_CAP_DEFAULT = 3
+
+
+class RulesAgent(GreedyAgent):
+    """Greedy + value + defence (see the module docstring)."""
+
+    name = "rules"
+
+    def __init__(self, seed: int | None = None, *, defence: bool = True, value: bool = True,
+                 pass_hu: bool = True, fan_cap: int = FAN_CAP_DEFAULT,
+                 danger_weight: float = 0.0, steer: float = 0.5, fold_shanten: int = 3,
+                 fold_wall: int = 0, pass_wall: int = PASS_HU_WALL, fish_live: int = 4,
+                 pung_strict: bool = False) -> None:
+        super().__init__(seed)
+        self.defence = defence
+        self.value = value
+        self.pass_hu = pass_hu
+        self.fan_cap = fan_cap
+        self.danger_weight = danger_weight
+        self.steer = steer
+        self.pass_wall = pass_wall
+        self.fish_live = fish_live
+        self.pung_strict = pung_strict
+        self.fold_shanten = fold_shanten
+        self.fold_wall = fold_wall
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def threat(v: BotView) -> np.ndarray:
+        """(N, 4) how likely each seat looks ready (column 0, me, is 0)."""
+        nd = v.n_discards.astype(np.float32)
+        melds = (v.meld > 0).sum(2).astype(np.float32)
+        t = np.clip((nd - 4.0) / 10.0, 0.0, 0.7) + 0.15 * melds
+        t = np.where(melds >= 3, np.maximum(t, 0.8), t)
+        # someone has won: the deal is advanced
+        t += 0.1 * v.hu.any(1, keepdims=True)
+        last = v.last_discard.astype(np.intp)
+        last_void = (last >= 0) & (SUIT_OF[np.maximum(last, 0)] == v.void) & (v.void >= 0)
+        t = np.where(last_void, t * 0.3, t)
+        t = np.where(v.hu | (v.void < 0), 0.0, t)
+        t[:, 0] = 0.0
+        return np.clip(t, 0.0, 1.0)
+
+    @staticmethod
+    def tile_danger(v: BotView, threat: np.ndarray) -> np.ndarray:
+        """(N, 27) expected danger of discarding each kind now."""
+        base = np.where((RANK_OF == 0) | (RANK_OF == 8), 0.7,
+                        np.where((RANK_OF == 1) | (RANK_OF == 7), 0.85, 1.0)).astype(np.float32)
+        unseen = v.live.astype(np.float32)  # copies the decider has not seen
+        risk = base[None, :] * np.where(unseen <= 0, 0.5, 1.0)
+        dng = np.zeros(v.hand.shape, np.float32)
+        for o in range(1, 4):  # the three opponents
+            safe_suit = SUIT_OF[None, :] == v.void[:, o, None]
+            own_disc = v.discards[:, o] > 0
+            r = risk * np.where(own_disc, 0.35, 1.0)
+            dng += threat[:, o, None] * np.where(safe_suit, 0.0, r)
+        return dng
+
+    @staticmethod
+    def _pungs_shanten(h: np.ndarray, n: np.ndarray) -> np.ndarray:
+        need = (4 - n).astype(np.int16)
+        t3 = (h >= 3).sum(1).astype(np.int16)
+        p2 = (h == 2).sum(1).astype(np.int16)
+        t = np.minimum(t3, need)
+        rem = need - t
+        use = np.minimum(p2, rem)
+        head = ((p2 - use) > 0) | (t3 > need)
+        needed = 2 * rem - use + np.where(head, 0, 1)
+        return (needed - 1).astype(np.int16)
+
+    @staticmethod
+    def _pairs_shanten(h: np.ndarray, n: np.ndarray) -> np.ndarray:
+        pairs = (h // 2).sum(1).astype(np.int16)
+        kinds = (h > 0).sum(1).astype(np.int16)
+        sh = 6 - np.minimum(pairs, 7) + np.maximum(0, 7 - kinds)
+        return np.where(n == 0, sh, NO_SHANTEN).astype(np.int16)
+
+    def value_shanten(self, v: BotView, disc: np.ndarray, sh: np.ndarray) -> np.ndarray:
+        """(N, 27) float effective shanten after each candidate discard (value bonuses)."""
+        eff = sh.astype(np.float32)
+        h, m, vd = v.hand, v.own_meld, v.own_void
+        n = (m > 0).sum(1)
+        wall = v.wall_left.astype(np.float32)
+        scale = np.clip((wall - 8.0) / 24.0, 0.0, 1.0) * self.steer  # 0 in the last 8 tiles
+        cand = disc & (h > 0) & (sh < NO_SHANTEN)
+        r, k = np.nonzero(cand)
+        if not r.size:
+            return eff
+        h13 = h[r] - EYE[k]
+        void_kind = SUIT_OF[None, :] == vd[r, None]
+        h13 = np.where(void_kind, 0, h13).astype(np.int8)
+        nr = n[r]
+        # seven pairs and all pungs
+        sp = self._pairs_shanten(h13, nr)
+        spg = self._pungs_shanten(h13, nr)
+        alt = np.minimum(sp - 0.6 * scale[r], spg - 0.5 * scale[r])
+        # full flush: the main non-void suit
+        full = h + MELD_COPIES[m]
+        per_suit = full.reshape(-1, 3, 9).sum(2)
+        per_suit[np.arange(h.shape[0]), np.maximum(vd, 0)] = np.where(
+            vd >= 0, -1, per_suit[np.arange(h.shape[0]), np.maximum(vd, 0)])
+        main = per_suit.argmax(1)
+        meld_suits = (m.reshape(-1, 3, 9) > 0).any(2)
+        other_meld = (meld_suits & (np.arange(3)[None, :] != main[:, None])).any(1)
+        close = (per_suit.max(1) >= FLUSH_MIN) & ~other_meld
+        fl = close[r]
+        if fl.any():
+            j = np.flatnonzero(fl)
+            hf = np.where(SUIT_OF[None, :] == main[r[j], None], h13[j], 0).astype(np.int8)
+            shf = shanten(hf, m[r[j]], vd[r[j]]).astype(np.float32)
+            alt[j] = np.minimum(alt[j], shf - 1.0 * scale[r[j]])
+        eff[r, k] = np.minimum(eff[r, k], alt)
+        # roots: do not break four identical tiles early
+        eff[r, k] += 0.3 * (h[r, k] == 4) * scale[r]
+        return eff
+
+    # ------------------------------------------------------------------ decisions
+    def discard_scores(self, v: BotView, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        score, sh = super().discard_scores(v, disc)
+        legal = np.isfinite(score)
+        if self.value:
+            eff = self.value_shanten(v, disc, sh)
+            # rescore: effective shanten first, then the greedy tie-breaks
+            tie = np.where(legal, score + sh * 1000.0, 0.0)
+            # ukeire was only computed for the best plain-shanten candidates
+            score = np.where(legal, -eff * 1000.0 + np.minimum(tie, 999.0), -np.inf)
+        if self.value:
+            score += self.wait_value_bonus(v, disc, sh)
+        if self.defence:
+            thr = self.threat(v)
+            dng = self.tile_danger(v, thr)
+            best = sh.min(1)
+            hot = thr.max(1)
+            fold = (best >= self.fold_shanten) & (hot >= 0.8) & (v.wall_left < self.fold_wall)
+            w = np.where(fold, 1500.0, self.danger_weight).astype(np.float32)
+            score = np.where(legal, score - w[:, None] * dng, -np.inf)
+        return score, sh
+
+    def wait_value_bonus(self, v: BotView, disc: np.ndarray, sh: np.ndarray) -> np.ndarray:
+        """(N, 27) for discards that leave the hand ready: sum over its waits of live
+        copies x (hand value - 1), so that among ready shapes the richer waits win."""
+        out = np.zeros(sh.shape, np.float32)
+        r, k = np.nonzero((sh == 0) & disc)
+        if not r.size:
+            return out
+        h13 = v.hand[r] - EYE[k]
+        mk = v.own_meld[r]
+        vd = v.own_void[r]
+        waits = hx.batch_wait_mask(h13, mk, vd) & (v.live[r] > 0)
+        i, t = np.nonzero(waits)
+        if not i.size:
+            return out
+        z = np.zeros(i.size, bool)
+        fans = hx.batch_fans(h13[i] + EYE[t], mk[i], t, vd[i], z, z, z, z, z)
+        val = hx.batch_value(fans, self.fan_cap).astype(np.float32)
+        gain = (val - 1.0) * v.live[r[i], t]
+        np.add.at(out, (r[i], k[i]), gain)
+        return out
+
+    def choose_void_discard(self, v: BotView, allowed: np.ndarray) -> np.ndarray:
+        if not self.defence:
+            return super().choose_void_discard(v, allowed)
+        dng = self.tile_danger(v, self.threat(v))
+        pref = v.hand.astype(np.float32) * 0.01 - dng
+        return np.where(allowed, pref, -np.inf).argmax(1)
+
+    def _claim(self, v: BotView, masks: np.ndarray) -> np.ndarray:
+        out = super()._claim(v, masks)
+        if self.pung_strict:
+            p = np.flatnonzero(out == PUNG)
+            if p.size:
+                before = shanten(v.hand[p], v.own_meld[p], v.own_void[p])
+                after = self._claim_shanten(v, p, 2, 1)
+                out[p[after >= before]] = PASS
+        if self.value:
+            p = np.flatnonzero(out == PUNG)
+            if p.size:
+                n = (v.own_meld[p] > 0).sum(1)
+                sp = self._pairs_shanten(v.hand[p], n)
+                sh = shanten(v.hand[p], v.own_meld[p], v.own_void[p])
+                keep7 = (sp <= sh) & (sp <= 2)
+                out[p[keep7]] = PASS
+        if self.pass_hu:
+            h = np.flatnonzero((out == HU) & (v.phase == 2) & (v.wall_left >= self.pass_wall))
+            if h.size:
+                out[h[self._pass_cheap_hu(v.take(h))]] = PASS
+        return out
+
+    def _pass_cheap_hu(self, v: BotView) -> np.ndarray:
+        """(M,) bool: pass this 1-point Hu on a discard for a bigger wait."""
+        t = v.claim_tile.astype(np.intp)
+        h14 = v.hand + EYE[t]
+        mk = v.own_meld
+        m = h14.shape[0]
+        z = np.zeros(m, bool)
+        fans = hx.batch_fans(h14, mk, t, v.own_void, z, z, z, z, z)
+        val = hx.batch_value(fans, self.fan_cap)
+        cheap = val <= 1
+        tmax = hx.batch_theoretical_max(v.hand, mk, v.own_void, self.fan_cap)
+        big = tmax >= 4
+        # live copies of the better waits: count waits other than t with copies left
+        waits = hx.batch_wait_mask(v.hand, mk, v.own_void)
+        waits[np.arange(m), t] = False
+        live_other = (waits * v.live).sum(1)
+        fish = live_other >= self.fish_live  # many live waits: play for a self-draw
+        return cheap & ((big & (live_other >= 2)) | fish)

@@ -1,0 +1,106 @@
+"""The arena: duplicate seating, confidence intervals, results JSON, records."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from agents.arena import STAT_FIELDS, Z95, ArenaResult, main, mean_ci, run_arena, wall_seed
+from sichuan_env import engine
+from sichuan_env.rules import get_rules
+
+
+def test_mean_ci_by_hand():
+    x = np.array([1.0, 2.0, 4.0, 7.0])
+    m, half, sd = mean_ci(x)
+    mean = sum(x) / 4
+    s = math.sqrt(sum((v - mean) ** 2 for v in x) / 3)
+    assert m == mean == 3.5
+    assert math.isclose(sd, s)
+    assert math.isclose(half, 1.959963984540054 * s / 2.0)
+    assert math.isclose(Z95, 1.959963984540054)
+
+
+def _fake_result(points, agent, unit):
+    D = points.shape[0]
+    z = np.zeros((D, 4))
+    return ArenaResult(
+        names=["a", "b"], seats=["a", "b", "b", "b"], duplicate=True, seed=0,
+        rules=get_rules("mil"), tables=1, agent=agent, unit=unit, rotation=np.zeros(D, int),
+        seeds=np.zeros(D, int), points=points, hu=z, self_drawn=z, deal_ins=z,
+        win_value=z, pig=z, kong=z, end_reason=np.zeros(D, np.int8))
+
+
+def test_ci_over_walls_not_deals():
+    # two walls, each played twice; agent a's per-wall means are 2 and 4
+    points = np.array([[1, 0, 0, -1], [3, 0, 0, -3], [4, -4, 0, 0], [4, 0, -4, 0]], float)
+    agent = np.array([[0, 1, 1, 1]] * 4)
+    unit = np.array([0, 0, 1, 1])
+    res = _fake_result(points, agent, unit)
+    s = res.stats["a"]
+    assert s["units"] == 2 and s["seat_deals"] == 4
+    assert s["mean"] == 3.0
+    sd = math.sqrt(((2 - 3) ** 2 + (4 - 3) ** 2) / 1)
+    assert math.isclose(s["ci_half_width"], Z95 * sd / math.sqrt(2))
+    # b: per wall mean of its 6 seatings: (0+0-1+0+0-3)/6, (-4+0+0+0-4+0)/6
+    b = np.array([-4 / 6, -8 / 6])
+    p = res.pairwise("a", "b")
+    d = np.array([2.0, 4.0]) - b
+    assert math.isclose(p["mean"], d.mean())
+    assert math.isclose(p["ci_half_width"], Z95 * d.std(ddof=1) / math.sqrt(2))
+
+
+def test_duplicate_replays_walls_with_rotated_seats():
+    res = run_arena(["greedy", "random", "random", "random"], deals=24, seed=3, tables=7)
+    assert res.deals == 24
+    assert list(res.unit) == [w for w in range(6) for _ in range(4)]
+    g = res.names.index("greedy")
+    for d in range(24):
+        assert res.seeds[d] == wall_seed(3, d // 4)
+        # greedy sits at seat r on rotation r: every seat once per wall
+        assert res.agent[d, d % 4] == g
+        assert (res.agent[d] == g).sum() == 1
+    # same seed -> same wall: the dealt hands match for the four deals of a wall
+    st = engine.reset(res.seeds[:8], "mil")
+    assert (st.hand[0] == st.hand[3]).all() and (st.wall[0] == st.wall[3]).all()
+    assert not (st.hand[0] == st.hand[4]).all()
+    # greedy crushes random; a random agent alone is no better than another
+    assert res.stats["greedy"]["mean"] > res.stats["random"]["mean"]
+
+
+def test_results_deterministic_and_table_count_independent():
+    a = run_arena(["greedy", "greedy", "rules", "greedy"], deals=16, seed=5, tables=16)
+    b = run_arena(["greedy", "greedy", "rules", "greedy"], deals=16, seed=5, tables=3)
+    assert np.array_equal(a.points, b.points)
+
+
+def test_cli_json_has_every_field_and_records_replay(tmp_path):
+    out = tmp_path / "r.json"
+    rec = tmp_path / "r.jsonl"
+    rc = main(["--seats", "rules,greedy,random,random", "--deals", "40", "--seed", "2",
+               "--out", str(out), "--records", str(rec), "--record-deals", "6",
+               "--tables", "16", "--no-progress"])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    for key in ("command", "seats", "agents", "pairwise", "deals", "units", "duplicate",
+                "seed", "rules", "tables", "seconds", "deals_per_second", "ci"):
+        assert key in data
+    assert set(data["agents"]) == {"rules", "greedy", "random"}
+    for stats in data["agents"].values():
+        for f in STAT_FIELDS:
+            assert f in stats
+    assert len(data["pairwise"]) == 3
+    lines = rec.read_text().splitlines()
+    assert len(lines) == 6
+    r0 = json.loads(lines[0])
+    assert r0["format"] == "sichuan-record/1" and r0["seed"] == wall_seed(2, 0)
+    assert r0["arena"]["agents"][0] == "rules"
+
+
+def test_non_duplicate_mode():
+    res = run_arena(["greedy", "random", "random", "random"], deals=10, duplicate=False,
+                    seed=1, tables=4)
+    assert res.deals == 10 and list(res.unit) == list(range(10))
+    assert (res.agent[:, 0] == res.names.index("greedy")).all()

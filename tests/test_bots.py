@@ -1,0 +1,176 @@
+"""Rule bots on constructed positions, and never an illegal action."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.base import RandomAgent, validate_agent
+from agents.greedy import GreedyAgent, view_from_observation, view_from_state
+from agents.registry import make_agent
+from agents.rules_bot import RulesAgent
+from sichuan_env import engine
+from sichuan_env.actions import HU, PASS, PUNG, action_from_str, action_to_str
+from sichuan_env.observation import encode
+from sichuan_env.tiles import parse_tile
+
+BOTS = [GreedyAgent, RulesAgent]
+
+
+def _decide(agent, st):
+    mask = engine.legal_mask(st)
+    rows = np.arange(st.batch_size)
+    obs = encode(st, st.current.astype(np.intp), rows)
+    return agent.act_batch(obs, mask), mask
+
+
+def _state_with(hand14: str, void: str, melds: dict[str, int] | None = None):
+    """A TURN state for seat 0 holding ``hand14`` (14 - 3n tiles) with void suit set."""
+    from sichuan_env.state import TURN
+    from sichuan_env.tiles import as_counts
+
+    st = engine.reset([0], "mil")
+    st.hand[0] = 0
+    st.hand[0, 0] = as_counts(hand14)
+    st.void[0] = ["mps".index(void), 0, 0, 0]
+    st.void_revealed[0] = True
+    st.set_aside[0] = -1
+    st.phase[0] = TURN
+    st.current[0] = 0
+    st.active[0] = 0
+    st.drawn_tile[0] = -1
+    for k, code in (melds or {}).items():
+        st.meld[0, 0, parse_tile(k)] = code
+    return st
+
+
+@pytest.mark.parametrize("bot", BOTS)
+def test_void_tile_goes_first(bot):
+    st = _state_with("123456789m1123p5s", "s")
+    a, mask = _decide(bot(), st)
+    assert action_to_str(a[0]) == "discard 5s"
+
+
+@pytest.mark.parametrize("bot", BOTS)
+def test_takes_self_drawn_hu(bot):
+    st = _state_with("123456789m11234p", "s")
+    a, mask = _decide(bot(), st)
+    assert mask[0, HU] and a[0] == HU
+
+
+@pytest.mark.parametrize("bot", BOTS)
+def test_prefers_better_shape(bot):
+    # 123456789m + 11p + 24p + 9p: throwing 9p keeps a ready hand (waits 3p)
+    st = _state_with("123456789m1124p9p", "s")
+    a, _ = _decide(bot(), st)
+    assert action_to_str(a[0]) == "discard 9p"
+
+
+def test_greedy_prefers_more_live_effective_tiles():
+    # 123456789m 11p + 2p 4p 6p: throwing 2p waits on 5p, throwing 6p waits on 3p; two 3p
+    # are already on the table, so 5p has more live copies
+    st = _state_with("123456789m112p46p", "s")
+    st.live_discards[0, parse_tile("3p")] = 2
+    a, _ = _decide(GreedyAgent(), st)
+    assert action_to_str(a[0]) == "discard 2p"
+    st = _state_with("123456789m112p46p", "s")
+    st.live_discards[0, parse_tile("5p")] = 2
+    a, _ = _decide(GreedyAgent(), st)
+    assert action_to_str(a[0]) == "discard 6p"
+
+
+def _claim_state(hand13: str, void: str, tile: str):
+    """A CLAIM window where seat 1 discarded ``tile`` and seat 0 may answer."""
+    from sichuan_env.state import CLAIM, OPT_HU, OPT_KONG, OPT_PUNG
+    from sichuan_env.tiles import as_counts
+
+    st = _state_with("1m", void)  # placeholder, rewritten below
+    st.hand[0, 0] = as_counts(hand13)
+    t = parse_tile(tile)
+    st.phase[0] = CLAIM
+    st.active[0] = 1
+    st.current[0] = 0
+    st.claim_tile[0] = t
+    st.live_discards[0, t] += 1
+    h = st.hand[0, 0]
+    opts = 0
+    if h[t] >= 2:
+        opts |= OPT_PUNG
+    if h[t] == 3:
+        opts |= OPT_KONG
+    hh = h.copy()
+    hh[t] += 1
+    from sichuan_env import hands as hx
+
+    if hx.batch_is_complete(hh[None], np.array([0]), np.array(["mps".index(void)]))[0]:
+        opts |= OPT_HU
+    st.claim_opts[0] = 0
+    st.claim_opts[0, 0] = opts
+    return st
+
+
+@pytest.mark.parametrize("bot", BOTS)
+def test_takes_hu_on_discard(bot):
+    st = _claim_state("123456789m1123p", "s", "4p")
+    a, mask = _decide(bot(), st)
+    assert mask[0, HU] and a[0] == HU
+
+
+def test_greedy_pungs_only_when_not_worse():
+    # 55p in a hand far from using them: pung keeps shanten -> pung
+    st = _claim_state("123456789m55p19p", "s", "5p")
+    a, mask = _decide(GreedyAgent(), st)
+    assert mask[0, PUNG] and a[0] == PUNG
+    # seven-pairs-ish hand where the pair is needed: 11m 33m 55m 77m 99m 22p 4p
+    st = _claim_state("1133557799m224p", "s", "2p")
+    a, mask = _decide(GreedyAgent(), st)
+    assert mask[0, PUNG]
+    assert a[0] == PASS
+
+
+def test_void_choice_by_shape():
+    st = engine.reset([3], "mil")
+    from sichuan_env.tiles import as_counts
+
+    st.hand[0, 0] = as_counts("1234567m123456p9s")
+    a, mask = _decide(GreedyAgent(), st)
+    assert action_to_str(a[0]) == "void 9s"
+
+
+def test_view_from_observation_matches_state():
+    st = engine.reset(np.arange(64), "mil")
+    agent = RandomAgent(1)
+    fields = ["phase", "hand", "set_aside", "meld", "void", "hu", "discards", "n_discards",
+              "last_discard", "live_discards", "won_tiles", "claim_tile", "wall_left",
+              "visible"]
+    for _ in range(60):
+        rows = np.flatnonzero(~st.done)
+        if not rows.size:
+            break
+        a = view_from_state(st, rows)
+        b = view_from_observation(encode(st, st.current[rows].astype(np.intp), rows))
+        for f in fields:
+            assert np.array_equal(getattr(a, f), getattr(b, f)), f
+        mask = engine.legal_mask(st)
+        acts = np.zeros(st.batch_size, np.int64)
+        acts[rows] = agent.act_batch(None, mask[rows])
+        st, _, _ = engine.step(st, acts, inplace=True)
+
+
+@pytest.mark.parametrize("name", ["greedy", "rules", "random"])
+def test_never_illegal(name):
+    validate_agent(make_agent(name, seed=3), n_deals=96, seed=11)
+    validate_agent(make_agent(name, seed=4), n_deals=32, seed=500, rules="mahjongsoft")
+
+
+def test_registry():
+    assert isinstance(make_agent("greedy"), GreedyAgent)
+    assert isinstance(make_agent("rules"), RulesAgent)
+    with pytest.raises(ValueError, match="unknown agent"):
+        make_agent("nope")
+    with pytest.raises((ValueError, FileNotFoundError)):
+        make_agent("ppo:/nonexistent/model.zip")
+
+
+def test_action_strings_roundtrip():
+    assert action_from_str("discard 5s") == parse_tile("5s")
