@@ -171,9 +171,16 @@ def encode(
     """
     rows, seats = _rows_seats(state, seats, rows)
     out = np.zeros((rows.size, N_CHANNELS, N_KINDS), np.float32)
-    if rows.size:
-        _fill(state, rows, seats, out)
+    _fill_chunked(state, rows, seats, out)
     return out
+
+
+_CHUNK = 512  # rows per pass: keeps the working set in cache for large batches
+
+
+def _fill_chunked(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
+    for s in range(0, rows.size, _CHUNK):  # a few chunks of tables, not a loop over tables
+        _fill(state, rows[s : s + _CHUNK], seats[s : s + _CHUNK], out[s : s + _CHUNK])
 
 
 def encode_oracle(
@@ -186,7 +193,7 @@ def encode_oracle(
     out = np.zeros((n, N_ORACLE_CHANNELS, N_KINDS), np.float32)
     if not n:
         return out
-    _fill(state, rows, seats, out)
+    _fill_chunked(state, rows, seats, out)
     others = (seats[:, None] + np.arange(1, 4)) % 4  # (n, 3)
     r2 = rows[:, None]
     c, _ = ORACLE_PLANES["other_hands"]

@@ -125,6 +125,14 @@ def test_batched_equals_single_and_rows() -> None:
     full = encode(st, seats)
     for b in range(7):
         np.testing.assert_array_equal(full[b], encode(st.take([b]), seats[b])[0])
+    import sichuan_env.observation as obs_mod
+
+    old, obs_mod._CHUNK = obs_mod._CHUNK, 3  # chunked passes give the same result
+    try:
+        np.testing.assert_array_equal(encode(st, seats), full)
+        np.testing.assert_array_equal(encode_oracle(st, seats)[:, :N_CHANNELS], full)
+    finally:
+        obs_mod._CHUNK = old
     rows = np.array([5, 2])
     np.testing.assert_array_equal(encode(st, seats[rows], rows), full[rows])
     assert encode(st, np.zeros(0, int), np.zeros(0, int)).shape == (0, N_CHANNELS, 27)
