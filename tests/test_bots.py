@@ -174,3 +174,29 @@ def test_registry():
 
 def test_action_strings_roundtrip():
     assert action_from_str("discard 5s") == parse_tile("5s")
+
+
+def test_play_cli_auto_first():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "sichuan_env.play", "--opponents", "rules",
+                        "--seed", "3", "--auto-first"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "deal over" in r.stdout and "legal:" in r.stdout
+
+
+def test_play_cli_rejects_illegal_choice():
+    import subprocess
+    import sys
+
+    # seat 0 first chooses a void: 'pung' is illegal now, 'nonsense' is not understood
+    r = subprocess.run([sys.executable, "-m", "sichuan_env.play", "--opponents", "greedy",
+                        "--seed", "1"], input="pung\nnonsense\n", capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "illegal: pung; legal: " in r.stdout
+    assert "not understood" in r.stdout
+    assert "void " in r.stdout.split("illegal: pung; legal: ")[1].splitlines()[0]
+    assert "(end of input)" in r.stdout

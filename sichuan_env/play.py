@@ -1,0 +1,146 @@
+"""Play a deal against the bots in a terminal.
+
+``python -m sichuan_env.play --opponents rules [--seat 0] [--seed S] [--rules mil]``
+
+The human plays seat ``--seat`` (0 deals); the three other seats are played by
+``--opponents`` (one spec for all three, or three comma-separated specs: ``random``,
+``greedy``, ``rules``, ``ppo:PATH``). Before each of your decisions the table is shown
+from your seat (:func:`sichuan_env.render.render_text`) with the legal choices; type one
+by name: ``discard 5m``, ``void 5m``, ``void s``, ``kong 5m``, ``kong``, ``pung``,
+``hu``, ``pass`` (a bare tile such as ``5m`` means ``discard 5m``; ``?`` lists the
+choices again; ``quit`` leaves). An illegal choice is refused and the legal ones are
+printed. ``--auto-first`` plays the first legal choice for you (for tests and demos).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+import numpy as np
+
+from sichuan_env import engine
+from sichuan_env.actions import action_from_str, action_to_str
+from sichuan_env.game import Game
+from sichuan_env.observation import encode
+
+
+def _render(g: Game, seat: int) -> str:
+    try:
+        from sichuan_env.render import render_text
+
+        return render_text(g.state, 0, viewer=seat, ascii=True)
+    except Exception:  # a simple view of our own when the renderer is unavailable
+        lines = [f"wall {g.wall_left}  phase {g.phase}  scores {g.scores}"]
+        for s in range(4):
+            who = "you" if s == seat else f"seat {s}"
+            hand = g.hand(s) if s == seat else "?"
+            lines.append(f"{who}: hand {hand}  melds {g.melds(s)}  discards "
+                         f"{' '.join(g.discards(s))}")
+        return "\n".join(lines)
+
+
+def _parse(text: str) -> int:
+    text = text.strip().lower()
+    words = text.split()
+    if len(words) == 1 and len(text) == 2 and text[0].isdigit():
+        text = f"discard {text}"
+    return action_from_str(text)
+
+
+def play(opponents: list[str], seat: int = 0, seed: int = 0, rules: str = "mil", *,
+         auto_first: bool = False, stdin: TextIO | None = None,
+         stdout: TextIO | None = None) -> list[int]:
+    """Play one deal; returns the final scores (seat order)."""
+    from agents.base import NO_OBSERVATION, needs_observation
+    from agents.registry import make_agent
+
+    stdin = stdin or sys.stdin
+    out = stdout or sys.stdout
+    bots = {}
+    others = [s for s in range(4) if s != seat]
+    for i, s in enumerate(others):
+        spec = opponents[i] if len(opponents) == 3 else opponents[0]
+        bots[s] = make_agent(spec, seed=seed * 10 + s)
+    g = Game.new(seed, rules)
+    print(f"Sichuan Bloody mahjong, seed {seed}, rules {rules}. You are seat {seat}"
+          f"{' (dealer)' if seat == 0 else ''}.", file=out)
+    while not g.done:
+        cur = g.current_seat
+        if cur != seat:
+            st = g.state
+            mask = engine.legal_mask(st)
+            bot = bots[cur]
+            obs = (encode(st, np.array([cur]), np.array([0])) if needs_observation(bot)
+                   else NO_OBSERVATION(1))
+            a = int(bot.act_batch(obs, mask)[0])
+            g.play(a)
+            print(f"seat {cur}: {action_to_str(a)}", file=out)
+            continue
+        legal = g.legal()
+        print("", file=out)
+        print(_render(g, seat), file=out)
+        print(f"legal: {', '.join(legal)}", file=out)
+        while True:
+            if auto_first:
+                choice = legal[0]
+                print(f"> {choice}", file=out)
+            else:
+                print("> ", end="", file=out, flush=True)
+                line = stdin.readline()
+                if not line:
+                    print("\n(end of input)", file=out)
+                    return g.scores
+                choice = line.strip()
+                if choice in ("quit", "exit"):
+                    return g.scores
+                if choice in ("?", "help", ""):
+                    print(f"legal: {', '.join(legal)}", file=out)
+                    continue
+            try:
+                a = _parse(choice)
+            except ValueError as err:
+                print(f"not understood: {err}", file=out)
+                print(f"legal: {', '.join(legal)}", file=out)
+                continue
+            if action_to_str(a) not in legal:
+                print(f"illegal: {action_to_str(a)}; legal: {', '.join(legal)}", file=out)
+                continue
+            g.play(a)
+            break
+    rec = g.record()
+    print("", file=out)
+    print(f"deal over ({rec.get('end')}); scores {rec.get('scores')}; "
+          f"you: {g.scores[seat]:+d}", file=out)
+    for w in rec["wins"]:
+        frm = "self-drawn" if w["from"] is None else f"from seat {w['from']}"
+        print(f"  seat {w['seat']} Hu on {w['tile']} {frm}: {w['fans']} -> {w['value']}",
+              file=out)
+    return g.scores
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m sichuan_env.play",
+                                description="Play a deal against the bots.")
+    p.add_argument("--opponents", default="rules",
+                   help="one agent for all three, or three comma-separated (default rules)")
+    p.add_argument("--seat", type=int, default=0, choices=range(4))
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rules", default="mil")
+    p.add_argument("--auto-first", action="store_true",
+                   help="play the first legal choice automatically")
+    args = p.parse_args(argv)
+    opp = [s.strip() for s in args.opponents.split(",")]
+    if len(opp) not in (1, 3):
+        p.error("--opponents takes one agent or three")
+    try:
+        play(opp, args.seat, args.seed, args.rules, auto_first=args.auto_first)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
