@@ -34,6 +34,14 @@ one shanten step -- when the own hand is 2+ from ready and a threat is high or t
 is short (fold: throw safe tiles). Void-suit tiles, thrown first anyway, go out safest
 first.
 
+*Measured:* with any positive ``danger_weight`` or folding the bot lost to greedy (its Hu
+rate fell more than its deal-ins did: in this game a deal-in costs ~1.5 points while
+winning and leaving the deal saves later payments), so the defaults are
+``danger_weight=0`` and ``fold_wall=0``: danger only orders the void-suit discards.
+``steer=0.5`` scales the value bonuses; ``fish_live=4`` also passes a 1-point discard Hu
+early when 4+ live copies of the waits remain (to play for a self-draw, worth value + 1
+from each opponent). As of docs/ladder.md this bot is *not* yet better than greedy.
+
 **Claims.** As greedy (pung/kong only when the shanten does not rise), except that a
 pung is declined when seven pairs is the hand's best route.
 
