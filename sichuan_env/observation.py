@@ -178,6 +178,12 @@ def encode(
 _CHUNK = 512  # rows per pass: keeps the working set in cache for large batches
 
 
+def fill_observations(state: State, seats: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+    """Write :func:`encode`'s planes into ``out`` (len(rows), N_CHANNELS, 27), which must be
+    zeros (for callers that assemble one array from several engine batches)."""
+    _fill_chunked(state, rows, seats, out)
+
+
 def _fill_chunked(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
     for s in range(0, rows.size, _CHUNK):  # a few chunks of tables, not a loop over tables
         _fill(state, rows[s : s + _CHUNK], seats[s : s + _CHUNK], out[s : s + _CHUNK])

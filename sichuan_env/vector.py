@@ -41,7 +41,8 @@ Speed: the engine steps the whole batch in place (``validate=False`` with the ca
 masks). Tables waiting for their learner are marked finished for the duration of an
 opponents' step (the engine ignores finished tables) and restored after; when only a few
 tables still need opponent moves they are copied into a smaller batch, finished there and
-written back.
+written back. More than ``SHARD_TABLES`` (1024) tables are kept as several engine batches
+(stepped one after the other), which is faster per table than one huge batch.
 """
 
 from __future__ import annotations
@@ -65,12 +66,19 @@ from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS, action_to_str
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.gym_env import opponent_list
-from sichuan_env.observation import OBS_VERSION, encode, observation_bounds
+from sichuan_env.observation import (
+    OBS_SHAPE,
+    OBS_VERSION,
+    encode,
+    fill_observations,
+    observation_bounds,
+)
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.state import State
 
 _SUB_BATCH_FRACTION = 0.25  # below this share of tables needing moves, work on a copy
+SHARD_TABLES = 1024  # tables per engine batch: larger batches run slower per table (cache)
 
 
 def _write_rows(dst: State, rows: np.ndarray, src: State) -> None:
@@ -109,10 +117,13 @@ class SichuanVecEnv(VecEnv):
         self._default_opponents = opponents is None
         n = self.num_tables * len(seats)
         self.learner = np.repeat(np.array(seats, np.int8), self.num_tables)  # (n,) seat/slot
+        self._slots = np.arange(n)
         low, high = observation_bounds()
         super().__init__(n, spaces.Box(low, high, dtype=np.float32), spaces.Discrete(N_ACTIONS))
         self._base_seed = seed
-        self.state: State | None = None
+        self._shard_size = size = SHARD_TABLES
+        self._shards = [slice(a, min(a + size, n)) for a in range(0, n, size)]
+        self._states: list[State] = []
         self._mask = np.zeros((n, N_ACTIONS), bool)
         self._acc = np.zeros(n, np.float64)  # learner points since its last decision
         self._final = np.zeros(n, np.float64)  # episode-final reward of slots done this step
@@ -129,7 +140,8 @@ class SichuanVecEnv(VecEnv):
             base = int(np.random.SeedSequence().entropy % (2**62))
         n = self.num_envs
         table_seeds = np.random.SeedSequence([int(base), n]).generate_state(n, np.uint64) >> 1
-        self.state = engine.reset(table_seeds.astype(np.int64), self.rules)
+        seeds = table_seeds.astype(np.int64)
+        self._states = [engine.reset(seeds[sl], self.rules) for sl in self._shards]
         if self._default_opponents:  # the default random opponents follow the seed
             self.opponents[0].rng = np.random.default_rng([int(base), 1])
         self._reset_seeds()
@@ -142,7 +154,10 @@ class SichuanVecEnv(VecEnv):
             if hasattr(a, "reset"):
                 a.reset()
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
-        self._advance(np.zeros(n, bool), infos)
+        dones = np.zeros(n, bool)
+        for k, sl in enumerate(self._shards):
+            self._mask[sl] = self._run(self._states[k], self.learner[sl], self._slots[sl], dones,
+                                       infos)
         self.reset_infos = [{} for _ in range(n)]
         return self._observe()
 
@@ -150,8 +165,7 @@ class SichuanVecEnv(VecEnv):
         self._actions = np.asarray(actions, dtype=np.int64).reshape(-1)
 
     def step_wait(self) -> VecEnvStepReturn:
-        st = self.state
-        if st is None:
+        if not self._states:
             raise RuntimeError("call reset() before step()")
         a = self._actions
         n = self.num_envs
@@ -169,19 +183,39 @@ class SichuanVecEnv(VecEnv):
                 f"slot {i} (seat {int(self.learner[i])}): illegal learner action {int(a[i])} "
                 f"({name}); legal: {legal}"
             )
-        _, r, _ = engine.step(st, a, inplace=True, validate=False, mask=self._mask)
-        self._acc += r[ar, self.learner]
         self._ep_len += 1
         dones = np.zeros(n, bool)
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
-        self._advance(dones, infos)
+        for k, sl in enumerate(self._shards):
+            st, L = self._states[k], self.learner[sl]
+            _, r, _ = engine.step(st, a[sl], inplace=True, validate=False, mask=self._mask[sl])
+            self._acc[sl] += r[np.arange(st.batch_size), L]
+            self._mask[sl] = self._run(st, L, self._slots[sl], dones, infos)
         rewards = np.where(dones, self._final, self._acc).astype(np.float32)
         self._acc[~dones] = 0.0
         self._ep_ret[~dones] += rewards[~dones]
         return self._observe(), rewards, dones, infos
 
     def close(self) -> None:
-        self.state = None
+        self._states = []
+
+    @property
+    def state(self) -> State | None:
+        """The engine state of every table (slot ``i`` = table ``i``), for inspection.
+
+        With more than ``SHARD_TABLES`` tables the env keeps several engine batches and
+        this is a concatenated copy; changing it changes nothing."""
+        if not self._states:
+            return None
+        if len(self._states) == 1:
+            return self._states[0]
+        arrays = zip(*(st.arrays() for st in self._states), strict=True)
+        return State(*(np.concatenate(a) for a in arrays), self.rules)
+
+    def _table(self, i: int) -> tuple[State, int]:
+        if not self._states:
+            raise RuntimeError("call reset() first")
+        return self._states[i // self._shard_size], i % self._shard_size
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 88) bool: each slot's legal actions now."""
@@ -229,7 +263,7 @@ class SichuanVecEnv(VecEnv):
     def render(self, mode: str | None = None) -> str | None:  # type: ignore[override]
         """Text of slot 0's table (``"ansi"`` returns it, ``"human"`` prints it)."""
         mode = mode or self.render_mode
-        if mode is None or self.state is None:
+        if mode is None or not self._states:
             return None
         text = self.render_slot(0)
         if mode == "human":
@@ -239,18 +273,21 @@ class SichuanVecEnv(VecEnv):
 
     def render_slot(self, i: int, ascii: bool = False) -> str:
         """Text of slot ``i``'s table as its learner sees it."""
-        assert self.state is not None, "call reset() first"
-        return render_text(self.state, i, viewer=int(self.learner[i]), ascii=ascii)
+        st, t = self._table(i)
+        return render_text(st, t, viewer=int(self.learner[i]), ascii=ascii)
 
     def _repr_html_(self) -> str:
-        if self.state is None:
+        if not self._states:
             return "<i>SichuanVecEnv: not reset</i>"
-        return render_html(self.state, 0, viewer=int(self.learner[0]))
+        return render_html(self._states[0], 0, viewer=int(self.learner[0]))
 
     # ------------------------------------------------------------------ internals
     def _observe(self) -> np.ndarray:
-        assert self.state is not None
-        return encode(self.state, self.learner)
+        out = np.zeros((self.num_envs, *OBS_SHAPE), np.float32)
+        for st, sl in zip(self._states, self._shards, strict=True):
+            fill_observations(st, self.learner[sl].astype(np.intp), np.arange(st.batch_size),
+                              out[sl])
+        return out
 
     def _finish(self, st: State, L: np.ndarray, slots: np.ndarray, rows: np.ndarray,
                 dones: np.ndarray, infos: list[dict[str, Any]]) -> None:
@@ -275,11 +312,6 @@ class SichuanVecEnv(VecEnv):
         self._ep_ret[sl] = 0.0
         self._ep_len[sl] = 0
         _write_rows(st, rows, engine.reset_done(st.take(rows)))
-
-    def _advance(self, dones: np.ndarray, infos: list[dict[str, Any]]) -> None:
-        assert self.state is not None
-        n = self.num_envs
-        self._mask = self._run(self.state, self.learner, np.arange(n), dones, infos)
 
     def _run(self, st: State, L: np.ndarray, slots: np.ndarray, dones: np.ndarray,
              infos: list[dict[str, Any]]) -> np.ndarray:

@@ -168,3 +168,31 @@ def test_maskable_ppo_trains() -> None:
     obs = venv.reset()
     actions, _ = model.predict(obs, action_masks=venv.action_masks(), deterministic=True)
     assert venv.action_masks()[np.arange(venv.num_envs), actions].all()
+
+
+class First(BaseAgent):
+    """Deterministic: the first legal action."""
+
+    needs_observation = False
+
+    def act_batch(self, observations, masks):
+        return np.asarray(masks).argmax(1)
+
+
+def test_shards_give_the_same_games(monkeypatch) -> None:
+    import sichuan_env.vector as vector
+
+    runs = []
+    for shard in (1024, 3):
+        monkeypatch.setattr(vector, "SHARD_TABLES", shard)
+        venv = SichuanVecEnv(4, learner_seats=(0, 2), opponents=First(), seed=5)
+        assert len(venv._shards) == (1 if shard == 1024 else 3)
+        trace = [venv.reset()]
+        for _ in range(60):
+            obs, rew, done, infos = venv.step(First().act_batch(None, venv.action_masks()))
+            trace += [obs, rew, done]
+        np.testing.assert_array_equal(venv.state.current, venv.learner)
+        assert "seat" in venv.render_slot(7)
+        runs.append(trace)
+    for x, y in zip(*runs, strict=True):
+        np.testing.assert_array_equal(x, y)
