@@ -33,8 +33,10 @@ opponents          one agent (all opponent seats) or three (the seats after the 
 illegal action     a learner action outside the mask raises
                    :class:`~sichuan_env.engine.IllegalActionError` naming slot, seat, action and
                    the legal ones (checked with the mask already computed: no extra cost)
-seeding            ``seed`` (or ``seed()`` before ``reset()``) fixes every table's walls;
-                   table walls never depend on the number of tables' batch order
+seeding            ``seed`` (or ``seed()`` before ``reset()``) fixes every table's walls: table
+                   ``i`` gets engine seed ``SeedSequence([seed, num_envs])``'s ``i``-th value,
+                   so its deals do not depend on how the tables are batched; the default
+                   random opponents are seeded from ``seed`` too
 =================  ===========================================================================
 
 Speed: the engine steps the whole batch in place (``validate=False`` with the cached
