@@ -146,6 +146,18 @@ class Game:
     def legal(self) -> list[str]:
         return sorted(action_to_str(a) for a in self.legal_actions())
 
+    def render(self, viewer: int | None = None, ascii: bool = False) -> str:
+        """The table as text (Unicode tiles, or ``ascii``); ``viewer`` hides the others'
+        hands."""
+        from sichuan_env.render import render_text
+
+        return render_text(self._st, 0, viewer=viewer, ascii=ascii)
+
+    def _repr_html_(self) -> str:
+        from sichuan_env.render import render_html
+
+        return render_html(self._st, 0)
+
     def record(self, legal: bool = False) -> dict[str, Any]:
         """The current deal's record (the last one once the match is over)."""
         rec = dict(self._record)

@@ -1,0 +1,77 @@
+"""A trained MaskablePPO model as an agent for the arena, the environments and the
+terminal play (``--opponents ppo:path/to/model.zip``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import BaseAgent
+
+
+class PPOAgent(BaseAgent):
+    """Chooses with a MaskablePPO policy; illegal actions are masked out.
+
+    ``model`` is a loaded ``sb3_contrib.MaskablePPO`` or a path to its ``.zip``.
+    ``deterministic`` picks the most likely action (the default for evaluation).
+    """
+
+    def __init__(self, model: Any, deterministic: bool = True, device: str = "cpu") -> None:
+        if isinstance(model, str | Path):
+            path = Path(model)
+            if not path.exists() and not path.with_suffix(".zip").exists():
+                raise FileNotFoundError(f"no saved PPO model at {path}")
+            from sb3_contrib import MaskablePPO
+
+            model = MaskablePPO.load(str(path), device=device)
+            self.path: str | None = str(path)
+        else:
+            self.path = None
+        self.model = model
+        self.deterministic = deterministic
+        self.name = f"ppo:{self.path}" if self.path else "ppo"
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        obs = np.asarray(observations, dtype=np.float32)
+        m = np.asarray(masks).astype(bool, copy=False)
+        if obs.shape[0] == 0:
+            return np.zeros(0, np.int64)
+        want = self.model.observation_space.shape
+        if obs.shape[1:] != want:
+            raise ValueError(
+                f"the PPO model expects observations of shape {want}, got {obs.shape[1:]}"
+                " (was it trained on another observation version?)"
+            )
+        actions, _ = self.model.predict(obs, action_masks=m, deterministic=self.deterministic)
+        return np.asarray(actions, dtype=np.int64).reshape(-1)
+
+    def __repr__(self) -> str:
+        return f"PPOAgent({self.path or 'in-memory model'})"
+
+
+class SnapshotAgent(BaseAgent):
+    """A frozen copy of a policy for self-play; :meth:`update` copies the latest weights."""
+
+    def __init__(self, model: Any, deterministic: bool = False) -> None:
+        import copy
+
+        self.policy = copy.deepcopy(model.policy)
+        self.policy.set_training_mode(False)
+        self.deterministic = deterministic
+
+    def update(self, model: Any) -> None:
+        self.policy.load_state_dict(model.policy.state_dict())
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if len(observations) == 0:
+            return np.zeros(0, np.int64)
+        actions, _ = self.policy.predict(
+            np.asarray(observations, np.float32), deterministic=self.deterministic,
+            action_masks=np.asarray(masks, bool),
+        )
+        return np.asarray(actions, dtype=np.int64).reshape(-1)
+
+    def __repr__(self) -> str:
+        return "SnapshotAgent()"

@@ -1,0 +1,77 @@
+"""train.py end to end at a tiny size, and the saved model as an agent."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    cmd = [sys.executable, str(ROOT / "train.py"), "--total-steps", "4096", "--tables", "8",
+           "--n-steps", "64", "--batch-size", "256", "--eval-every", "2048",
+           "--eval-deals", "8", "--final-eval-deals", "16", "--checkpoint-every", "2048",
+           "--out", str(out), "--no-progress", "--seed", "3"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, proc.stdout
+
+
+def test_train_writes_model_checkpoints_logs_and_results(tiny_run):
+    out, stdout = tiny_run
+    assert (out / "model.zip").exists()
+    assert list((out / "checkpoints").glob("ppo_*_steps.zip"))
+    assert list((out / "tb").rglob("events.out.tfevents.*"))
+    evals = [json.loads(line) for line in (out / "eval.jsonl").read_text().splitlines()]
+    assert evals and {"random", "greedy"} <= set(evals[0])
+    res = json.loads((out / "results.json").read_text())
+    for name in ("random", "greedy"):
+        r = res["results"][name]
+        lo, hi = r["diff_ci95"]
+        assert lo <= r["diff_vs_bot"] <= hi
+        assert r["deals"] == 4 * 16
+    assert res["steps_per_second"] > 0
+    assert "final evaluation" in stdout and "beats random" in stdout
+
+
+def test_saved_model_is_a_legal_agent(tiny_run):
+    from agents.base import validate_agent
+    from agents.ppo import PPOAgent
+    from agents.registry import make_agent
+
+    out, _ = tiny_run
+    agent = PPOAgent(out / "model.zip")
+    validate_agent(agent, n_deals=4, seed=5)
+    same = make_agent(f"ppo:{out / 'model.zip'}")
+    from sichuan_env import engine
+    from sichuan_env.observation import encode
+
+    st = engine.reset([1, 2])
+    m = engine.legal_mask(st)
+    obs = encode(st, st.current.astype(np.intp))
+    assert (agent.act_batch(obs, m) == same.act_batch(obs, m)).all()
+
+
+def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path):
+    out, _ = tiny_run
+    ckpt = sorted((out / "checkpoints").glob("ppo_*_steps.zip"))[-1]
+    cmd = [sys.executable, str(ROOT / "train.py"), "--total-steps", "1024", "--tables", "8",
+           "--n-steps", "32", "--batch-size", "256", "--eval-every", "0",
+           "--final-eval-deals", "4", "--out", str(tmp_path), "--no-progress",
+           "--resume", str(ckpt), "--opponents", "greedy,random,self"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "model.zip").exists()
+
+
+def test_ppo_agent_rejects_a_missing_file(tmp_path):
+    from agents.ppo import PPOAgent
+
+    with pytest.raises(FileNotFoundError, match="no saved PPO model"):
+        PPOAgent(tmp_path / "nothing.zip")
