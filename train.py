@@ -59,6 +59,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="walls for the final evaluation (2000)")
     p.add_argument("--snapshot-every", type=int, default=100_000,
                    help="self-play: refresh the frozen opponents every N steps")
+    p.add_argument("--time-limit", type=float, default=0.0,
+                   help="stop learning after this many minutes (0: no limit)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--threads", type=int, default=2, help="torch threads (2)")
     return p.parse_args(argv)
@@ -168,6 +170,10 @@ def main(argv: list[str] | None = None) -> int:
             self.next_snap = args.snapshot_every
 
         def _on_step(self) -> bool:
+            if args.time_limit and time.perf_counter() - t0 > 60 * args.time_limit:
+                print(f"\ntime limit of {args.time_limit} min reached at "
+                      f"{self.num_timesteps:,} steps", flush=True)
+                return False
             if self_play and self.num_timesteps >= self.next_snap:
                 for opp in env.opponents:
                     if isinstance(opp, SnapshotAgent):
@@ -193,13 +199,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"training MaskablePPO: {args.total_steps:,} steps, {n_envs} envs "
           f"({args.tables} tables x seats {seats}), opponents {args.opponents}, "
           f"rules {args.rules}, out {out}", flush=True)
+    start_steps = int(model.num_timesteps)
     t0 = time.perf_counter()
     model.learn(total_timesteps=args.total_steps, callback=callbacks,
                 progress_bar=not args.no_progress, reset_num_timesteps=not args.resume)
     train_time = time.perf_counter() - t0
     model.save(out / "model.zip")
-    sps = args.total_steps / train_time
-    print(f"trained {args.total_steps:,} steps in {train_time:.0f} s "
+    steps_done = int(model.num_timesteps) - start_steps
+    sps = steps_done / train_time
+    print(f"trained {steps_done:,} steps in {train_time:.0f} s "
           f"({sps:,.0f} env steps/s, learning included); saved {out / 'model.zip'}",
           flush=True)
 
@@ -208,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nfinal evaluation (duplicate arena, {args.final_eval_deals} walls x 4 seatings, "
           f"{time.perf_counter() - t1:.0f} s); 95% confidence intervals")
     print(format_results(results))
-    summary = {"args": vars(args), "train_seconds": train_time, "steps_per_second": sps,
-               "results": results}
+    summary = {"args": vars(args), "steps": steps_done, "train_seconds": train_time,
+               "steps_per_second": sps, "results": results}
     (out / "results.json").write_text(json.dumps(summary, indent=2))
     beat_random = results["random"]["diff_ci95"][0] > 0
     print("beats random (CI excludes zero):", "yes" if beat_random else "no")
