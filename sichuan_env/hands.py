@@ -22,7 +22,8 @@ Conventions (RULES.md sections 5, 6 and 8):
 * Shanten: -1 complete, 0 ready, 1 one tile from ready, ...; the minimum of the regular
   and the seven-pairs form; tiles of the void suit never count toward a block. It is 0
   exactly when :func:`waits` is non-empty (a hand whose only waits are exhausted gets 1).
-  Above 0 the count ignores the four-copies limit, as usual shanten counts do.
+  The count is exact under the four-copies limit, counting the copies held in melds
+  and in hand (a pung leaves one copy of its kind to use, a kong none).
 * Fans: the columns of :data:`FAN_NAMES`; each entry is the number of fans it adds
   (Full Flush and Seven Pairs add 2, Kong and Root 1 per group). The split with the most
   fans is used (seven pairs beats a regular split; All Pungs is counted whenever the
@@ -83,6 +84,10 @@ class _Tables:
         )
         self.packed = raw["packed"]
         self.best = raw["best"]
+        self.seg64 = raw["seg_best"].view(np.uint64).reshape(-1)
+        for name in ("pat_start", "pat_count", "pat_nseg", "pat_div", "pat_mod",
+                     "cfg_base", "cfg_ext", "cfg_cover"):
+            setattr(self, name, raw[name])
 
 
 _T: _Tables | None = None
@@ -239,8 +244,9 @@ def _room_lists() -> tuple[np.ndarray, np.ndarray]:
 
 
 def _best_with_room(h: np.ndarray, room: np.ndarray) -> np.ndarray:
-    """Exact per-suit cover for suits holding melds: (R, 9) counts, (R, 9) room (copies
-    not in melds) -> (R, 8) uint8: max over complete W <= room of sum(min(W, h)), m <= 3.
+    """Exact per-suit cover for suits holding melds by direct search (slow: the tests'
+    check of :func:`_best_melded`): (R, 9) counts, (R, 9) room (copies not in melds)
+    -> (R, 8) uint8: max over complete W <= room of sum(min(W, h)), m <= 3.
     Each W is split into three 3-rank parts; a part's cover (or -64 when it exceeds the
     room) is looked up in a per-row table of 3 * 125 entries."""
     sub, starts = _room_lists()
@@ -260,28 +266,118 @@ def _best_with_room(h: np.ndarray, room: np.ndarray) -> np.ndarray:
     return out
 
 
+def _conv_pairs() -> list[tuple[int, list[tuple[int, int]]]]:
+    """For the (max, +) convolution of two per-suit columns ``2*m + p`` (m <= 3, p <= 1):
+    per output column, the pairs of input columns whose blocks add up to it."""
+    out = []
+    for m in range(4):
+        for p in range(2):
+            pairs = [(2 * m1 + p1, 2 * (m - m1) + (p - p1))
+                     for m1 in range(m + 1) for p1 in range(p + 1)]
+            out.append((2 * m + p, pairs))
+    return out
+
+
+_CONV = _conv_pairs()
+_POPCOUNT9 = np.array([bin(x).count("1") for x in range(512)], dtype=np.int16)
+# [meld_kind, held] (B, 54) @ _W_PAT_HELD -> per suit the meld pattern id
+# sum(meld_kind * 3**rank) (columns 0-2) and the 9-bit mask of the ranks held (3-5)
+_W_PAT_HELD = np.zeros((54, 6), dtype=np.float32)
+for _k in range(27):
+    _W_PAT_HELD[_k, _k // 9] = 3 ** (_k % 9)
+    _W_PAT_HELD[27 + _k, 3 + _k // 9] = 2 ** (_k % 9)
+del _k
+# pattern id -> 9-bit mask of the ranks within two of a meld kind
+_PAT_DIGITS = (np.arange(3**9)[:, None] // 3 ** np.arange(9)) % 3
+_NEAR9 = np.zeros(3**9, dtype=np.int32)
+for _d in range(-2, 3):
+    _r = np.arange(9) + _d
+    _ok = (_r >= 0) & (_r < 9)
+    _NEAR9 |= ((_PAT_DIGITS[:, _ok] > 0) << _r[_ok]).sum(axis=1, dtype=np.int32)
+del _d, _r, _ok, _PAT_DIGITS
+
+
+def _conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(max, +) convolution of two (8, P) int16 arrays of per-column covers."""
+    out = np.empty_like(a)
+    tmp = np.empty(a.shape[1], dtype=a.dtype)
+    for col, pairs in _CONV:
+        (i, j), rest = pairs[0], pairs[1:]
+        np.add(a[i], b[j], out=out[col])
+        for i, j in rest:
+            np.add(a[i], b[j], out=tmp)
+            np.maximum(out[col], tmp, out=out[col])
+    return out
+
+
+def _seg_lookup(t: _Tables, idx: np.ndarray) -> np.ndarray:
+    """Rows of ``seg_best`` -> (8, P) int16 (one uint64 gather per row)."""
+    got = t.seg64[idx].view(np.int8).reshape(-1, 8)
+    return np.array(got.T, dtype=np.int16, order="C")
+
+
+def _best_melded(t: _Tables, code: np.ndarray, pat: np.ndarray, held: np.ndarray):
+    """Exact per-suit cover for suits holding melds, from the segment tables (see
+    :func:`sichuan_env.tables.build_meld_tables`): (R,) suit codes, (R,) meld pattern ids,
+    (R,) 9-bit masks of the ranks held -> (R, 8) uint8, the same as
+    :func:`_best_with_room` with room ``4 - copies in melds`` in every column a hand can
+    use (m set blocks in a suit holding j melds only when m <= 4 - j; the tables skip
+    configurations needing more)."""
+    r = code.shape[0]
+    cnt = t.pat_count[pat]
+    ends = np.cumsum(cnt)
+    n_pairs = int(ends[-1])
+    first = ends - cnt
+    row = np.repeat(np.arange(r, dtype=np.int32), cnt)
+    cfg = np.repeat(t.pat_start[pat] - first, cnt) + np.arange(n_pairs, dtype=np.int32)
+    nseg = t.pat_nseg[pat]
+    seg = code[:, None] // t.pat_div[pat] % t.pat_mod[pat]  # (R, 5) segment codes
+    base = t.cfg_base[cfg]  # (P, 5)
+    val = _seg_lookup(t, base[:, 0] + seg[row, 0])
+    for i in range(1, int(nseg.max())):
+        more = nseg[row] > i
+        if more.all():
+            val = _conv(val, _seg_lookup(t, base[:, i] + seg[row, i]))
+        else:
+            sub = np.flatnonzero(more)
+            part = _seg_lookup(t, base[sub, i] + seg[row[sub], i])
+            val[:, sub] = _conv(val[:, sub], part)
+    # outside chows: ext set blocks, covering the concealed copy of their pung kinds
+    ext = t.cfg_ext[cfg]
+    out = np.where(ext == 0, val, np.int16(-256))
+    for e in range(1, int(ext.max()) + 1):
+        out[2 * e :] = np.where(ext == e, val[: 8 - 2 * e], out[2 * e :])
+    out += _POPCOUNT9[held[row] & t.cfg_cover[cfg]]
+    best = np.maximum.reduceat(out, first, axis=1)
+    np.maximum(best, 0, out=best)
+    return best.T.astype(np.uint8)
+
+
 def _raw_shanten(t: _Tables, c: np.ndarray, mk: np.ndarray, n: np.ndarray, v: np.ndarray):
     """Shanten = fewest tiles to bring in - 1 (RULES four-copies limit included). int16."""
     b = c.shape[0]
     if b == 0:
         return np.zeros(0, dtype=np.int16)
     codes = _codes(c)
+    melded = None
+    if mk.any():
+        # A meld leaves 1 (pung) or 0 (kong) copies of its kind, which the main tables do
+        # not know: redo exactly the suits holding a tile within two ranks of a meld kind
+        # (elsewhere a block over the meld kind matches nothing and can be moved).
+        f = np.empty((b, 54), dtype=np.float32)
+        f[:, :27] = mk
+        np.greater(c, 0, out=f[:, 27:], casting="unsafe")
+        ph = (f @ _W_PAT_HELD).astype(np.int32)  # (B, 6): pattern ids, masks of ranks held
+        rows, suits = np.nonzero(_NEAR9[ph[:, :3]] & ph[:, 3:])
+        if rows.size:
+            pat = ph[rows, suits]
+            held = ph[rows, suits + 3]
+            melded = (rows, suits, _best_melded(t, codes[rows, suits], pat, held))
     codes.ravel()[np.arange(0, 4 * b, 4) + (v & 3)] = 0  # void tiles never count
     best = t.best[codes[:, :3]]  # (B, 3, 12), a fresh copy
-    if mk.any():
-        # A meld leaves 1 (pung) or 0 (kong) copies of its kind, which the tables do not
-        # know: redo exactly the suits holding a tile within two ranks of a meld kind
-        # (elsewhere a block over the meld kind matches nothing and can be moved).
-        m3 = mk.reshape(b, 3, 9) != 0
-        near = m3.copy()
-        near[:, :, 1:] |= m3[:, :, :-1]
-        near[:, :, 2:] |= m3[:, :, :-2]
-        near[:, :, :-1] |= m3[:, :, 1:]
-        near[:, :, :-2] |= m3[:, :, 2:]
-        rows, suits = np.nonzero((near & (c.reshape(b, 3, 9) > 0)).any(axis=2))
-        h = c.reshape(b, 3, 9)[rows, suits]
-        room = 4 - _MELD_COPIES[mk.reshape(b, 3, 9)[rows, suits]]
-        best[rows, suits, :8] = _best_with_room(h, room)
+    if melded is not None:
+        rows, suits, mb = melded
+        best[rows, suits, :8] = mb
     best = best.reshape(b, 36)
     need = 4 - n
     cover = np.empty(b, dtype=np.int16)
@@ -314,7 +410,11 @@ def _raw_shanten(t: _Tables, c: np.ndarray, mk: np.ndarray, n: np.ndarray, v: np
 
 def batch_shanten(concealed: np.ndarray, meld_kind: np.ndarray, void: np.ndarray) -> np.ndarray:
     """(B, 27) concealed counts (13 - 3n or 14 - 3n tiles), (B, 27) meld kind, (B,) void
-    -> (B,) int8 shanten: -1 complete, 0 ready (a real wait exists), 1, 2, ..."""
+    -> (B,) int8 shanten: -1 complete, 0 ready (a real wait exists), 1, 2, ...
+
+    Exact (the four-copies limit included). Suits holding melds are looked up in the
+    segment tables of :func:`sichuan_env.tables.build_meld_tables`; hands with 1-4
+    melds run at about a million hands/s, hands without melds several million."""
     t = _T or _load()
     c = np.asarray(concealed, dtype=np.int8)
     mk = np.asarray(meld_kind, dtype=np.int8)

@@ -23,6 +23,12 @@ name       dtype    meaning
                     number of times (both for seven pairs)
 ========== ======== ==================================================================
 
+Suits holding declared melds (a pung leaves one usable copy of its kind, a kong none) use
+a second set of tables, described at :func:`build_meld_tables`: ``seg_best`` (the cover
+table of every shortened suit segment, possibly overlapped by outside chows) and the
+``pat_*`` / ``cfg_*`` arrays listing, for every pattern of melds in a suit, the ways of
+splitting the suit at its meld kinds.
+
 ``best[:, 2*m + p]`` is exact under the four-copies limit: the largest ``sum(min(W, h))``
 over every suit ``W`` made of m sets and p pairs with at most four of each rank. It comes
 from a zeta transform over the 9-dimensional lattice of codes: mark the complete ``W``,
@@ -30,7 +36,7 @@ close the marks downwards (suffix OR along each digit axis), weigh each marked c
 its tile count and take prefix maxima along each axis. The complete-suit flags come from
 enumerating every multiset of up to four of the 16 set shapes, with or without a pair.
 
-The tables are built on first use (about two seconds) and cached as an ``.npz`` file in
+The tables are built on first use (about four seconds) and cached as an ``.npz`` file in
 ``$SICHUAN_ENV_CACHE`` or else ``~/.cache/sichuan_env``; the file name carries
 :data:`TABLE_VERSION`, so a changed builder never reads a stale file. Rebuild by hand
 with ``python -m sichuan_env.tables --rebuild``.
@@ -43,16 +49,24 @@ import os
 import tempfile
 import time
 import warnings
+from itertools import combinations, product
 from pathlib import Path
 
 import numpy as np
 
-TABLE_VERSION = 2
+TABLE_VERSION = 3
 N_CODES = 5**9
 MAX_SET_BLOCKS = 4
 POW5 = 5 ** np.arange(9, dtype=np.int64)
 
-_ARRAYS = ("flags", "packed", "best")
+_ARRAYS = (
+    "flags", "packed", "best", "seg_best", "pat_start", "pat_count", "pat_nseg", "pat_div",
+    "pat_mod", "cfg_base", "cfg_ext", "cfg_cover",
+)
+N_PATTERNS = 3**9
+MAX_SEGMENTS = 5
+SEG_COLUMNS = 8  # 2*m + p for m in 0..3 set blocks, p in 0..1 pairs
+SEG_NONE = -64  # no arrangement exists
 _cache: dict[str, np.ndarray] | None = None
 
 
@@ -184,7 +198,157 @@ def build_tables() -> dict[str, np.ndarray]:
         | ((flags & 3).astype(np.uint32) << 18)
         | (odd_mask << 20)
     )
-    return {"flags": flags, "packed": packed, "best": best}
+    return {"flags": flags, "packed": packed, "best": best, **build_meld_tables()}
+
+
+# ------------------------------------------------------------- suits holding melds
+
+
+def _segment_complete(length: int) -> dict[tuple[int, int], np.ndarray]:
+    """(m, p) -> codes of every segment of ``length`` ranks (codes below ``5**length``)
+    made of m sets and p pairs lying inside it, counts <= 4; m in 0..3, p in 0..1."""
+    pungs = [3 * int(POW5[r]) for r in range(length)]
+    chows = [int(POW5[r] + POW5[r + 1] + POW5[r + 2]) for r in range(length - 2)]
+    sets = np.array(pungs + chows, dtype=np.int64)
+    pairs = 2 * POW5[:length]
+    out: dict[tuple[int, int], np.ndarray] = {(0, 0): np.zeros(1, dtype=np.int64)}
+    for m in range(1, 4):
+        out[(m, 0)] = _add_blocks(out[(m - 1, 0)], sets)
+    for m in range(4):
+        out[(m, 1)] = _add_blocks(out[(m, 0)], pairs)
+    return out
+
+
+def _lattice_cover(marks: np.ndarray, length: int) -> np.ndarray:
+    """(5**length, K) marks -> (5**length, K) uint8: per code h and column, the largest
+    tile count of a code h' <= h lying below some marked code (as :func:`_max_cover`)."""
+    k = marks.shape[1]
+    shape = (5,) * length
+    down = marks.reshape(shape + (k,))
+    for axis in range(length):
+        flipped = np.flip(down, axis=axis)
+        down = np.flip(np.logical_or.accumulate(flipped, axis=axis), axis=axis)
+    rem = np.arange(5**length)
+    total = np.zeros(5**length, dtype=np.uint8)
+    for _ in range(length):
+        total += (rem % 5).astype(np.uint8)
+        rem //= 5
+    cover = np.where(down, total.reshape(shape + (1,)), 0).astype(np.uint8)
+    for axis in range(length):
+        cover = np.maximum.accumulate(cover, axis=axis)
+    return cover.reshape(5**length, k)
+
+
+def _pattern_configs(t: tuple[int, ...]):
+    """Segments and split configurations of a suit whose rank r holds a meld of code
+    t[r] (0 none, 1 pung, 2 kong).
+
+    A block of a target suit cannot use a kong kind (no copy left) and uses a pung kind
+    only as one chow (one copy left). So the target is a set S of "outside" chows, each
+    holding a pung kind, no two sharing one, plus blocks lying inside the segments (the
+    maximal runs of ranks without a meld). Returns the segments [(first rank, length)]
+    and, per S (|S| <= 4 - melds: more set blocks
+    than that never go into this suit), ([E per segment], |S|, bit mask of the pung
+    kinds S uses), E being the copies S puts on each rank of the segment."""
+    capped = [r for r in range(9) if t[r]]
+    pungs = {r for r in range(9) if t[r] == 1}
+    kongs = {r for r in range(9) if t[r] == 2}
+    chows = [
+        s for s in range(7)
+        if pungs & {s, s + 1, s + 2} and not kongs & {s, s + 1, s + 2}
+    ]
+    segments = []
+    start = 0
+    for r in capped + [9]:
+        if r > start:
+            segments.append((start, r - start))
+        start = r + 1
+    configs = []
+    for size in range(min(3, 4 - len(capped)) + 1):
+        for chosen in combinations(chows, size):
+            used = [r for s in chosen for r in (s, s + 1, s + 2) if r in pungs]
+            if len(used) != len(set(used)):
+                continue
+            extra = [0] * 9
+            for s in chosen:
+                for r in (s, s + 1, s + 2):
+                    extra[r] += 1
+            per_segment = [tuple(extra[a : a + n]) for a, n in segments]
+            configs.append((per_segment, size, sum(1 << r for r in used)))
+    return segments, configs
+
+
+def build_meld_tables() -> dict[str, np.ndarray]:
+    """Tables for the exact per-suit cover of suits holding melds.
+
+    ``seg_best`` (rows, 8) int8: one block of rows per (segment length L, outside copies
+    E) that occurs; row ``offset + code`` (code of the segment's L counts), column
+    ``2*m + p``: the largest ``sum(min(W + E, h))`` over W made of m sets and p pairs
+    inside the segment with ``W + E <= 4``, or :data:`SEG_NONE` when no such W exists.
+
+    Per pattern id ``sum(t[r] * 3**r)`` (``t`` the meld codes of a suit, at most four
+    melds): ``pat_nseg`` segments, segment i's code is ``code // pat_div[:, i] %
+    pat_mod[:, i]``; its configurations are rows ``pat_start .. pat_start + pat_count``
+    of ``cfg_base`` (row offset into ``seg_best`` per segment), ``cfg_ext`` (outside
+    chows: set blocks) and ``cfg_cover`` (bit mask of the pung kinds they use: each
+    covers the concealed copy of that kind, if held). The suit's cover for m set blocks
+    is the max over configurations of the (max, +) convolution of the segment rows,
+    shifted by ``cfg_ext`` set blocks, plus the covered pung kinds."""
+    pat_start = np.zeros(N_PATTERNS, dtype=np.int32)
+    pat_count = np.zeros(N_PATTERNS, dtype=np.int32)
+    pat_nseg = np.zeros(N_PATTERNS, dtype=np.int8)
+    pat_div = np.ones((N_PATTERNS, MAX_SEGMENTS), dtype=np.int32)
+    pat_mod = np.ones((N_PATTERNS, MAX_SEGMENTS), dtype=np.int32)
+    variants: dict[tuple[int, tuple[int, ...]], int] = {}
+    cfg_rows: list[tuple[list[tuple[int, tuple[int, ...]]], int, int]] = []
+    pow3 = 3 ** np.arange(9)
+    for t in product(range(3), repeat=9):
+        if not 0 < sum(x > 0 for x in t) <= 4:
+            continue
+        pid = int(np.dot(t, pow3))
+        segments, configs = _pattern_configs(t)
+        pat_start[pid] = len(cfg_rows)
+        pat_count[pid] = len(configs)
+        pat_nseg[pid] = len(segments)
+        for i, (a, n) in enumerate(segments):
+            pat_div[pid, i] = 5**a
+            pat_mod[pid, i] = 5**n
+        for per_segment, ext, cover in configs:
+            keys = [(n, e) for (_, n), e in zip(segments, per_segment, strict=True)]
+            for key in keys:
+                variants.setdefault(key, 0)
+            cfg_rows.append((keys, ext, cover))
+    offset = 0
+    for key in sorted(variants):
+        variants[key] = offset
+        offset += 5 ** key[0]
+    seg_best = np.empty((offset, SEG_COLUMNS), dtype=np.int8)
+    by_length: dict[int, dict] = {}
+    for (n, e), off in variants.items():
+        complete = by_length.setdefault(n, _segment_complete(n))
+        e_code = np.array([int(np.dot(e, POW5[:n]))], dtype=np.int64)
+        marks = np.zeros((5**n, SEG_COLUMNS), dtype=bool)
+        empty = np.zeros(SEG_COLUMNS, dtype=bool)
+        for m in range(4):
+            for p in range(2):
+                codes = _add_blocks(complete[(m, p)], e_code) if n else complete[(m, p)]
+                marks[codes, 2 * m + p] = True
+                empty[2 * m + p] = codes.size == 0
+        block = _lattice_cover(marks, n).astype(np.int8)
+        block[:, empty] = SEG_NONE
+        seg_best[off : off + 5**n] = block
+    cfg_base = np.zeros((len(cfg_rows), MAX_SEGMENTS), dtype=np.int32)
+    cfg_ext = np.zeros(len(cfg_rows), dtype=np.int8)
+    cfg_cover = np.zeros(len(cfg_rows), dtype=np.uint16)
+    for j, (keys, ext, cover) in enumerate(cfg_rows):
+        cfg_base[j, : len(keys)] = [variants[k] for k in keys]
+        cfg_ext[j] = ext
+        cfg_cover[j] = cover
+    return {
+        "seg_best": seg_best, "pat_start": pat_start, "pat_count": pat_count,
+        "pat_nseg": pat_nseg, "pat_div": pat_div, "pat_mod": pat_mod,
+        "cfg_base": cfg_base, "cfg_ext": cfg_ext, "cfg_cover": cfg_cover,
+    }
 
 
 def _save(tables: dict[str, np.ndarray], path: Path) -> None:
@@ -208,6 +372,10 @@ def _read(path: Path) -> dict[str, np.ndarray] | None:
     except (OSError, KeyError, ValueError, EOFError):
         return None
     if tables["best"].shape != (N_CODES, 12) or tables["packed"].shape != (N_CODES,):
+        return None
+    if tables["seg_best"].shape[1:] != (SEG_COLUMNS,) or tables["pat_div"].shape != (
+        N_PATTERNS, MAX_SEGMENTS
+    ):
         return None
     return tables
 

@@ -175,3 +175,115 @@ def test_cache_path_has_version_and_env(monkeypatch, tmp_path):
 def test_single_hand_errors_say_why(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+# ------------------------------------------------- suits holding melds (segment tables)
+
+
+def melded_suits(rng, size, max_melds=4, max_tiles=11):
+    """(size, 9) counts and (size, 9) meld codes of single suits holding 1..max_melds
+    melds; the counts respect the copies the melds leave."""
+    j = rng.integers(1, max_melds + 1, size)
+    kind = np.zeros((size, 9), np.int8)
+    order = np.argsort(rng.random((size, 9)), axis=1)
+    for q in range(max_melds):
+        rows = np.flatnonzero(j > q)
+        kind[rows, order[rows, q]] = rng.integers(1, 3, rows.size)
+    room = 4 - COPIES[kind]
+    n_tiles = rng.integers(1, np.minimum(max_tiles, 14 - 3 * j) + 1)
+    weights = rng.random((size, 36)) + (np.arange(36) % 4 >= room.repeat(4, axis=1)) * 2
+    picked = np.argsort(weights, axis=1) // 4
+    keep = np.arange(36)[None] < n_tiles[:, None]
+    h = np.zeros((size, 9), np.int8)
+    np.add.at(h, (np.nonzero(keep)[0], picked[keep]), 1)
+    return h, kind
+
+
+def fast_melded_cover(h, kind):
+    t = hands._load()
+    code = (h.astype(np.int64) @ 5 ** np.arange(9)).astype(np.intp)
+    pat = kind.astype(np.int64) @ 3 ** np.arange(9)
+    held = (h > 0).astype(np.int64) @ 2 ** np.arange(9)
+    return hands._best_melded(t, code, pat, held)
+
+
+def assert_same_used_columns(h, kind):
+    """The segment-table cover equals the arrangement search in every column a hand can
+    use: m set blocks in a suit holding j melds only when m <= 4 - j."""
+    got = fast_melded_cover(h, kind)
+    want = hands._best_with_room(h, 4 - COPIES[kind])
+    used = np.arange(8)[None] // 2 <= 4 - np.count_nonzero(kind, axis=1)[:, None]
+    bad = np.flatnonzero(((got != want) & used).any(axis=1))
+    assert bad.size == 0, [(h[i], kind[i], got[i], want[i]) for i in bad[:3]]
+
+
+def test_segment_tables_match_search_random_suits():
+    rng = np.random.default_rng(11)
+    h, kind = melded_suits(rng, 30_000)
+    assert (h <= 4 - COPIES[kind]).all()
+    assert_same_used_columns(h, kind)
+
+
+def test_segment_tables_match_search_every_small_single_meld_suit():
+    """Every suit with one pung or kong and at most five other tiles."""
+    rest = np.array(list(np.ndindex(*(5,) * 8)), np.int8)
+    rest = rest[rest.sum(axis=1) <= 5]
+    hs, kinds = [], []
+    for k in range(9):
+        for meld, copies_left in ((1, (0, 1)), (2, (0,))):
+            for held in copies_left:
+                hs.append(np.insert(rest, k, held, axis=1))
+                kind = np.zeros((len(rest), 9), np.int8)
+                kind[:, k] = meld
+                kinds.append(kind)
+    assert_same_used_columns(np.concatenate(hs), np.concatenate(kinds))
+
+
+def melded_hands(rng, size):
+    """Standing hands (13 - 3k tiles, + 1 for half of them) with k = 1..4 random melds,
+    a random void suit among the suits without melds."""
+    k = rng.integers(1, 5, size)
+    mk = np.zeros((size, 27), np.int8)
+    order = np.argsort(rng.random((size, 27)), axis=1)
+    for j in range(4):
+        rows = np.flatnonzero(k > j)
+        mk[rows, order[rows, j]] = rng.integers(1, 3, rows.size)
+    room = 4 - COPIES[mk]
+    n_tiles = 13 - 3 * k + (rng.random(size) < 0.5)
+    weights = rng.random((size, 108)) + (np.arange(108) % 4 >= room.repeat(4, axis=1)) * 2
+    picked = np.argsort(weights, axis=1) // 4
+    keep = np.arange(108)[None] < n_tiles[:, None]
+    c = np.zeros((size, 27), np.int8)
+    np.add.at(c, (np.nonzero(keep)[0], picked[keep]), 1)
+    free = ~mk.reshape(size, 3, 9).any(axis=2)
+    pick = rng.integers(0, 3, size)
+    void = np.where(free[np.arange(size), pick] & (rng.random(size) < 0.7), pick, -1)
+    return c, mk, void.astype(np.int8)
+
+
+def test_batch_shanten_with_melds_matches_arrangement_search(monkeypatch):
+    rng = np.random.default_rng(12)
+    c, mk, v = melded_hands(rng, 20_000)
+    fast = hands.batch_shanten(c, mk, v)
+
+    def slow(t, code, pat, held):
+        h = (code[:, None] // 5 ** np.arange(9)) % 5
+        room = 4 - COPIES[(pat[:, None] // 3 ** np.arange(9)) % 3]
+        return hands._best_with_room(h.astype(np.int8), room)
+
+    monkeypatch.setattr(hands, "_best_melded", slow)
+    np.testing.assert_array_equal(fast, hands.batch_shanten(c, mk, v))
+    assert set(np.unique(fast)) >= {-1, 0, 1, 2}
+
+
+def test_batch_shanten_with_melds_matches_reference():
+    import reference as ref
+
+    rng = np.random.default_rng(13)
+    c, mk, v = melded_hands(rng, 300)
+    got = hands.batch_shanten(c, mk, v)
+    for i in range(len(c)):
+        melds = [(MELD_NAMES[int(mk[i, k])], int(k)) for k in np.flatnonzero(mk[i])]
+        void = None if v[i] < 0 else int(v[i])
+        assert got[i] == ref.shanten(tuple(int(x) for x in c[i]), melds, void), (
+            tiles.format_hand(c[i]), melds, void)
