@@ -61,6 +61,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="self-play: refresh the frozen opponents every N steps")
     p.add_argument("--time-limit", type=float, default=0.0,
                    help="stop learning after this many minutes (0: no limit)")
+    p.add_argument("--features", default="analysis", choices=["analysis", "raw"],
+                   help="observation for the policy: raw planes, or with the hand-analysis "
+                        "planes of agents.features (default analysis)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--threads", type=int, default=2, help="torch threads (2)")
     return p.parse_args(argv)
@@ -133,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
 
+    from agents.features import AnalysisVecEnv
     from agents.ppo import SnapshotAgent
     from agents.ppo_policy import policy_kwargs
     from sichuan_env.vector import SichuanVecEnv
@@ -147,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     placeholder = None if self_play else make_opponents(args.opponents, args.seed)
     env = SichuanVecEnv(args.tables, rules=args.rules, learner_seats=seats,
                         opponents=placeholder, seed=args.seed)
+    if args.features == "analysis":
+        env = AnalysisVecEnv(env)
     n_envs = env.num_envs
     if args.resume:
         model = MaskablePPO.load(args.resume, env=env, device="cpu",
@@ -159,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             tensorboard_log=str(out / "tb"), device="cpu", verbose=0,
         )
     if self_play:
-        env.opponents = make_opponents(args.opponents, args.seed, model)
+        env.unwrapped.opponents = make_opponents(args.opponents, args.seed, model)
 
     class Periodic(BaseCallback):
         """Self-play snapshot refresh and periodic arena evaluation."""
@@ -175,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{self.num_timesteps:,} steps", flush=True)
                 return False
             if self_play and self.num_timesteps >= self.next_snap:
-                for opp in env.opponents:
+                for opp in env.unwrapped.opponents:
                     if isinstance(opp, SnapshotAgent):
                         opp.update(self.model)
                 self.next_snap += args.snapshot_every

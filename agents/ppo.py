@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent
+from agents.features import N_FEATURE_PLANES, augment
 
 
 class PPOAgent(BaseAgent):
@@ -39,6 +40,8 @@ class PPOAgent(BaseAgent):
         if obs.shape[0] == 0:
             return np.zeros(0, np.int64)
         want = self.model.observation_space.shape
+        if obs.shape[1:] != want and obs.shape[1] + N_FEATURE_PLANES == want[0]:
+            obs = augment(obs)  # the model was trained with the analysis planes
         if obs.shape[1:] != want:
             raise ValueError(
                 f"the PPO model expects observations of shape {want}, got {obs.shape[1:]}"
@@ -67,8 +70,11 @@ class SnapshotAgent(BaseAgent):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         if len(observations) == 0:
             return np.zeros(0, np.int64)
+        obs = np.asarray(observations, np.float32)
+        if obs.shape[1:] != self.policy.observation_space.shape:
+            obs = augment(obs)
         actions, _ = self.policy.predict(
-            np.asarray(observations, np.float32), deterministic=self.deterministic,
+            obs, deterministic=self.deterministic,
             action_masks=np.asarray(masks, bool),
         )
         return np.asarray(actions, dtype=np.int64).reshape(-1)
