@@ -68,6 +68,17 @@ from sichuan_env.tiles import N_KINDS, as_counts, parse_kinds, tile_str
 
 SUIT_OF = (np.arange(N_KINDS) // 9).astype(np.int8)
 _OFFSETS = np.arange(1, 4)
+# lookup tables that replace small index arithmetic in the hot path
+_ASK_ORDER = (np.arange(4)[:, None] + _OFFSETS) % 4  # (4, 3): seats after s, in order
+_IS_WINDOW = np.array([False, False, True, True, False])  # phase -> CLAIM or ROB
+_VOID_KINDS = np.concatenate([SUIT_OF[None, :] == np.arange(3)[:, None],
+                              np.zeros((1, N_KINDS), bool)])  # void (-1 last) -> its kinds
+_ONE_TILE = np.eye(N_KINDS, dtype=np.int8)
+# [wall has a tile, copies the claimer holds] -> the OPT_* bits of a discard claim
+_CLAIM_OPTS = np.array([[0, 0, OPT_PUNG, OPT_PUNG, OPT_PUNG],
+                        [0, 0, OPT_PUNG, OPT_PUNG | OPT_KONG, OPT_PUNG]], np.int8)
+_SEATS = np.arange(4)
+_BITS4 = np.array([1, 2, 4, 8])
 _ANSWER_OF_ACTION = np.zeros(N_ACTIONS, np.int8)
 _ANSWER_OF_ACTION[[PASS, PUNG, MELDED_KONG, HU]] = [ANS_PASS, ANS_PUNG, ANS_KONG, ANS_HU]
 _NO_FLAGS = None
@@ -262,14 +273,27 @@ def _meld_kind(meld: np.ndarray) -> np.ndarray:
 
 
 def _wall_left(st: State, ix: np.ndarray) -> np.ndarray:
-    return (st.wall_back[ix] - st.wall_front[ix]).astype(np.int16)
+    return st.wall_back[ix] - st.wall_front[ix]  # int16
+
+
+def _next_non_hu_table() -> np.ndarray:
+    """[16 * seat + Hu bits] -> the first seat after ``seat`` (counter-clockwise, seat
+    itself last) that has not won; seat + 1 when every seat has won."""
+    out = np.zeros(64, np.intp)
+    for seat in range(4):
+        for bits in range(16):
+            cand = [(seat + i) % 4 for i in range(1, 5)]
+            ok = [not (bits >> c) & 1 for c in cand]
+            out[16 * seat + bits] = cand[ok.index(True)] if any(ok) else cand[0]
+    return out
+
+
+_NEXT_NON_HU = _next_non_hu_table()
 
 
 def _next_non_hu(hu: np.ndarray, seat: np.ndarray) -> np.ndarray:
     """First seat after ``seat`` (counter-clockwise, seat itself last) that has not won."""
-    cand = (seat[:, None].astype(np.intp) + np.arange(1, 5)) % 4
-    ok = ~hu[np.arange(hu.shape[0])[:, None], cand]
-    return cand[np.arange(hu.shape[0]), ok.argmax(1)].astype(np.int8)
+    return _NEXT_NON_HU[hu @ _BITS4 + 16 * seat.astype(np.intp)]
 
 
 def _hu_fans(
@@ -332,17 +356,17 @@ def legal_mask(state: State) -> np.ndarray:
     B = st.batch_size
     mask = np.zeros((B, N_ACTIONS), dtype=bool)
     ph = st.phase
-    ix = np.flatnonzero(ph == VOID)
+    ix = (ph == VOID).nonzero()[0]
     if ix.size:
-        h = st.hand[ix, st.current[ix]]
+        h = st.hand[ix, st.current[ix].astype(np.intp)]
         mask[ix, VOID_TILE:VOID_SUIT] = h > 0
         mask[ix, VOID_SUIT:KONG] = h.reshape(-1, 3, 9).sum(2) == 0
-    ix = np.flatnonzero(ph == TURN)
+    ix = (ph == TURN).nonzero()[0]
     if ix.size:
         _turn_mask(st, ix, mask)
-    ix = np.flatnonzero((ph == CLAIM) | (ph == ROB))
+    ix = _IS_WINDOW[ph].nonzero()[0]
     if ix.size:
-        opts = st.claim_opts[ix, st.current[ix]]
+        opts = st.claim_opts[ix, st.current[ix].astype(np.intp)]
         mask[ix, HU] = (opts & OPT_HU) != 0
         mask[ix, PUNG] = (opts & OPT_PUNG) != 0
         mask[ix, MELDED_KONG] = (opts & OPT_KONG) != 0
@@ -352,28 +376,28 @@ def legal_mask(state: State) -> np.ndarray:
 
 def _turn_options(st: State, ix: np.ndarray):
     """Discard, kong and Hu options of the active seat on TURN tables ix."""
-    seat = st.current[ix]
+    seat = st.current[ix].astype(np.intp)
     h = st.hand[ix, seat]
     vd = st.void[ix, seat]
-    void_kinds = SUIT_OF[None, :] == vd[:, None]
-    held_void = (h > 0) & void_kinds
-    has_void = held_void.any(1)
+    void_kinds = _VOID_KINDS[vd]  # void -1 (not chosen) -> no kinds
     disc = h > 0
+    held_void = disc & void_kinds
+    has_void = held_void.any(1)
     if st.rules.strict_void:
         disc = np.where(has_void[:, None], held_void, disc)
     sa = st.set_aside[ix, seat]
     pending = sa >= 0
-    if pending.any():
-        p = np.flatnonzero(pending)
+    if np.count_nonzero(pending):
+        p = pending.nonzero()[0]
         disc[p] = False
         disc[p, sa[p]] = True
-    can_kong = ~st.after_pung[ix] & (_wall_left(st, ix) >= 1)
+    after_pung = st.after_pung[ix]
+    can_kong = ~after_pung & (_wall_left(st, ix) >= 1)
     m = st.meld[ix, seat]
     kong = (((h == 4) & ~void_kinds) | ((m == MELD_PUNG) & (h >= 1))) & can_kong[:, None]
-    hu_possible = ~st.after_pung[ix] & ~pending & ~has_void
+    q = (~(after_pung | pending | has_void)).nonzero()[0]  # Hu is possible
     hu = np.zeros(ix.size, bool)
-    if hu_possible.any():
-        q = np.flatnonzero(hu_possible)
+    if q.size:
         hu[q] = hx.batch_is_complete(h[q], (m[q] > 0).sum(1), vd[q])
     return disc, kong, hu
 
@@ -417,9 +441,9 @@ def step(
     rewards = np.zeros((B, 4), dtype=np.float32)
     ctx = _Ctx(st, rewards, ledger)
     ph = st.phase
-    ix_void = np.flatnonzero(live & (ph == VOID))
-    ix_turn = np.flatnonzero(live & (ph == TURN))
-    ix_claim = np.flatnonzero(live & ((ph == CLAIM) | (ph == ROB)))
+    ix_void = (live & (ph == VOID)).nonzero()[0]
+    ix_turn = (live & (ph == TURN)).nonzero()[0]
+    ix_claim = (live & _IS_WINDOW[ph]).nonzero()[0]
     if ix_void.size:
         _apply_void(ctx, ix_void, actions[ix_void])
     if ix_turn.size:
@@ -428,7 +452,7 @@ def step(
         _apply_answer(ctx, ix_claim, actions[ix_claim])
     _advance(ctx)
     done = st.done.copy()
-    if autoreset and done.any():
+    if autoreset and np.count_nonzero(done):
         st = reset_done(st)
     return st, rewards, done
 
@@ -454,7 +478,7 @@ def _validate(state: State, actions: np.ndarray, live: np.ndarray,
 
 def _apply_void(ctx: _Ctx, ix: np.ndarray, a: np.ndarray) -> None:
     st = ctx.st
-    seat = st.current[ix]
+    seat = st.current[ix].astype(np.intp)
     if ctx.ledger is not None:
         ctx.ledger.event(ix, seat, a)
     by_tile = a < VOID_SUIT
@@ -486,23 +510,27 @@ def _begin_turn(st: State, ix: np.ndarray, seat: np.ndarray) -> None:
 
 def _apply_turn(ctx: _Ctx, ix: np.ndarray, a: np.ndarray) -> None:
     st = ctx.st
-    seat = st.current[ix]
+    seat = st.current[ix].astype(np.intp)
     if ctx.ledger is not None:
         ctx.ledger.event(ix, seat, a)
     d = a < VOID_TILE
-    if d.any():
+    nd = np.count_nonzero(d)
+    if nd == ix.size:  # every table discards (the usual case)
+        _discard(ctx, ix, seat, (a - DISCARD).astype(np.int8))
+        return
+    if nd:
         _discard(ctx, ix[d], seat[d], (a[d] - DISCARD).astype(np.int8))
     k = (a >= KONG) & (a < PUNG)
-    if k.any():
+    if np.count_nonzero(k):
         _own_kong(ctx, ix[k], seat[k], (a[k] - KONG).astype(np.int8))
     h = a == HU
-    if h.any():
+    if np.count_nonzero(h):
         _self_drawn_hu(ctx, ix[h], seat[h])
 
 
 def _apply_answer(ctx: _Ctx, ix: np.ndarray, a: np.ndarray) -> None:
     st = ctx.st
-    seat = st.current[ix]
+    seat = st.current[ix].astype(np.intp)
     if ctx.ledger is not None:
         ctx.ledger.event(ix, seat, a)
     st.claim_answer[ix, seat] = _ANSWER_OF_ACTION[a]
@@ -514,10 +542,13 @@ def _apply_answer(ctx: _Ctx, ix: np.ndarray, a: np.ndarray) -> None:
 def _discard(ctx: _Ctx, ix: np.ndarray, seat: np.ndarray, k: np.ndarray) -> None:
     st = ctx.st
     from_aside = st.set_aside[ix, seat] >= 0
-    if from_aside.any():
+    n_aside = np.count_nonzero(from_aside)
+    if n_aside:
         st.set_aside[ix[from_aside], seat[from_aside]] = -1
-    rest = ~from_aside
-    if rest.any():
+    if n_aside == 0:
+        st.hand[ix, seat, k] -= 1
+    elif n_aside < ix.size:
+        rest = ~from_aside
         st.hand[ix[rest], seat[rest], k[rest]] -= 1
     st.void_revealed[ix, seat] = True
     pos = st.river_len[ix, seat]
@@ -534,40 +565,35 @@ def _open_window(ctx: _Ctx, ix: np.ndarray, d: np.ndarray, t: np.ndarray, *,
     """Offer tile t (discarded, or added to a kong by d) to the other seats."""
     st = ctx.st
     n = ix.size
-    rows = ix[:, None]
-    others = (d[:, None].astype(np.intp) + _OFFSETS) % 4  # (n, 3)
-    h = st.hand[rows, others]  # (n, 3, 27)
-    vd = st.void[rows, others]
-    eligible = ~st.hu[rows, others] & (vd != SUIT_OF[t][:, None])
-    cnt = h[np.arange(n)[:, None], np.arange(3), t[:, None]]
+    h = st.hand[ix]  # (n, 4, 27); the discarder's own row is never eligible
+    vd = st.void[ix]
+    eligible = ~st.hu[ix] & (vd != SUIT_OF[t][:, None]) & (d[:, None] != _SEATS)
     wall_left = _wall_left(st, ix)
-    opts = np.zeros((n, 3), np.int8)
-    if not robbing:
-        opts |= (eligible & (cnt >= 2)) * np.int8(OPT_PUNG)
-        opts |= (eligible & (cnt == 3) & (wall_left >= 1)[:, None]) * np.int8(OPT_KONG)
-    value = np.zeros((n, 3), np.int16)
-    cand = eligible & (st.set_aside[rows, others] < 0)
-    if cand.any():
-        r, c = np.nonzero(cand)
-        hh = h[r, c].copy()
-        hh[np.arange(r.size), t[r]] += 1
-        melds = st.meld[ix[r], others[r, c]]
+    if robbing:
+        opts = np.zeros((n, 4), np.int8)
+    else:
+        cnt = h[np.arange(n), :, t]  # (n, 4) copies of t each seat holds
+        opts = np.where(eligible, _CLAIM_OPTS[(wall_left >= 1).astype(np.intp)[:, None], cnt],
+                        np.int8(0))
+    value = np.zeros((n, 4), np.int16)
+    r, c = (eligible & (st.set_aside[ix] < 0)).nonzero()
+    if r.size:
+        hh = h[r, c] + _ONE_TILE[t[r]]
+        melds = st.meld[ix[r], c]
         done_ = hx.batch_is_complete(hh, (melds > 0).sum(1), vd[r, c])
-        if done_.any():
+        if np.count_nonzero(done_):
             r, c, hh, melds = r[done_], c[done_], hh[done_], melds[done_]
             _, val = _hu_fans(
                 hh, melds, t[r], vd[r, c], shoot=st.shoot_flag[ix[r]] & (not robbing),
                 robbing=robbing, sea=wall_left[r] == 0, fan_cap=ctx.rules.fan_cap,
             )
-            passed = st.passed_hu[ix[r], others[r, c]]
+            passed = st.passed_hu[ix[r], c]
             ok = (passed == 0) | (val > passed)
             value[r, c] = val
             opts[r[ok], c[ok]] |= np.int8(OPT_HU)
-    st.claim_opts[ix] = 0
-    st.claim_value[ix] = 0
+    st.claim_opts[ix] = opts
+    st.claim_value[ix] = value
     st.claim_answer[ix] = ANS_NONE
-    st.claim_opts[rows, others] = opts
-    st.claim_value[rows, others] = value
     st.claim_tile[ix] = t
     st.active[ix] = d
     st.current[ix] = d
@@ -578,14 +604,15 @@ def _draw(ctx: _Ctx, ix: np.ndarray, seat: np.ndarray) -> None:
     """Seat draws from the front to start its turn; an empty wall ends the deal."""
     st = ctx.st
     empty = _wall_left(st, ix) <= 0
-    if empty.any():
+    if np.count_nonzero(empty):
         _end_deal(ctx, ix[empty], END_WALL)
         ix, seat = ix[~empty], seat[~empty]
         if not ix.size:
             return
     _begin_turn(st, ix, seat)
-    tile = st.wall[ix, st.wall_front[ix]]
-    st.wall_front[ix] += 1
+    front = st.wall_front[ix]
+    tile = st.wall[ix, front]
+    st.wall_front[ix] = front + 1
     st.hand[ix, seat, tile] += 1
     st.drawn_tile[ix] = tile
     st.passed_hu[ix, seat] = 0
@@ -676,27 +703,35 @@ def _after_hu(ctx: _Ctx, ix: np.ndarray, last: np.ndarray) -> None:
 def _resolve_windows(ctx: _Ctx, ix: np.ndarray) -> None:
     """Every asked seat has answered: apply Hu, else pung/kong, else pass."""
     st = ctx.st
-    n = ix.size
     ans = st.claim_answer[ix]
     offered = (st.claim_opts[ix] & OPT_HU) != 0
     declined = offered & (ans != ANS_HU)
-    st.passed_hu[ix] = np.where(declined, np.maximum(st.passed_hu[ix], st.claim_value[ix]),
-                                st.passed_hu[ix])
+    if np.count_nonzero(declined):
+        passed = st.passed_hu[ix]
+        st.passed_hu[ix] = np.where(declined, np.maximum(passed, st.claim_value[ix]), passed)
     winners = ans == ANS_HU
-    any_hu = winners.any(1)
     robbing = st.phase[ix] == ROB
-    if any_hu.any():
+    if np.count_nonzero(winners):
+        any_hu = winners.any(1)
         _discard_hu(ctx, ix[any_hu], winners[any_hu], robbing[any_hu])
-    rest = ~any_hu
-    rob_rest = rest & robbing
-    if rob_rest.any():
+        rest = ~any_hu
+        rob_rest = rest & robbing
+        claim_rest = rest & ~robbing
+    else:
+        rob_rest = robbing
+        claim_rest = ~robbing
+    if np.count_nonzero(rob_rest):
         _complete_added_kong(ctx, ix[rob_rest])
-    claim_rest = rest & ~robbing
-    if not claim_rest.any():
+    j = ix[claim_rest]
+    if not j.size:
         return
-    j, a = ix[claim_rest], ans[claim_rest]
-    t = st.claim_tile[j]
     d = st.active[j]
+    a = ans[claim_rest]
+    if not np.count_nonzero((a == ANS_PUNG) | (a == ANS_KONG)):  # nobody claimed
+        st.claim_tile[j] = -1
+        _draw(ctx, j, _next_non_hu(st.hu[j], d))
+        return
+    t = st.claim_tile[j]
     pung = (a == ANS_PUNG).any(1)
     kong = (a == ANS_KONG).any(1)
     if pung.any():
@@ -725,7 +760,6 @@ def _resolve_windows(ctx: _Ctx, ix: np.ndarray) -> None:
         jj = j[nobody]
         st.claim_tile[jj] = -1
         _draw(ctx, jj, _next_non_hu(st.hu[jj], d[nobody]))
-    del n
 
 
 def _discard_hu(ctx: _Ctx, ix: np.ndarray, winners: np.ndarray, robbing: np.ndarray) -> None:
@@ -787,38 +821,50 @@ def _discard_hu(ctx: _Ctx, ix: np.ndarray, winners: np.ndarray, robbing: np.ndar
 
 
 def _advance(ctx: _Ctx) -> None:
-    """Run everything that needs no decision until every table waits for one."""
+    """Run everything that needs no decision until every table waits for one.
+
+    The first pass looks at every table; later passes only at the tables the previous
+    pass changed (a table found waiting for a decision stays waiting)."""
     st = ctx.st
+    cand = None  # positions of the tables to look at (None: every table)
     for _ in range(1000):
-        progressed = False
-        win = np.flatnonzero((st.phase == CLAIM) | (st.phase == ROB))
-        if win.size:
+        ph = st.phase if cand is None else st.phase[cand]
+        moved = np.zeros(ph.size, bool)  # by position in cand
+        pos = _IS_WINDOW[ph].nonzero()[0]
+        if pos.size:
+            win = pos if cand is None else cand[pos]
             pending = (st.claim_opts[win] != 0) & (st.claim_answer[win] == ANS_NONE)
-            order = (st.active[win, None].astype(np.intp) + _OFFSETS) % 4
+            order = _ASK_ORDER[st.active[win]]
             pend_in_order = pending[np.arange(win.size)[:, None], order]
             has = pend_in_order.any(1)
-            if has.any():
+            n_has = np.count_nonzero(has)
+            if n_has:
                 st.current[win[has]] = order[has, pend_in_order[has].argmax(1)]
-            if (~has).any():
-                _resolve_windows(ctx, win[~has])
-                progressed = True
-        turn = np.flatnonzero(st.phase == TURN)
-        if turn.size:
-            seat = st.current[turn]
+            if n_has < win.size:
+                res = ~has
+                _resolve_windows(ctx, win[res])
+                moved[pos[res]] = True
+            ph = st.phase if cand is None else st.phase[cand]
+        pos = (ph == TURN).nonzero()[0]
+        if pos.size:
+            turn = pos if cand is None else cand[pos]
+            seat = st.current[turn].astype(np.intp)
             sa = st.set_aside[turn, seat]
-            cand = sa >= 0
-            if cand.any():
-                t2, s2, k2 = turn[cand], seat[cand], sa[cand]
+            sel = (sa >= 0).nonzero()[0]
+            if sel.size:
+                t2, s2, k2 = turn[sel], seat[sel], sa[sel]
                 _, kong, _ = _turn_options(st, t2)
                 forced = ~kong.any(1)
-                if forced.any():
+                if np.count_nonzero(forced):
                     t3, s3, k3 = t2[forced], s2[forced], k2[forced]
                     if ctx.ledger is not None:
                         ctx.ledger.event(t3, s3, k3.astype(np.int64) + DISCARD, auto=True)
                     _discard(ctx, t3, s3, k3)
-                    progressed = True
-        if not progressed:
+                    moved[pos[sel[forced]]] = True
+        mp = moved.nonzero()[0]
+        if not mp.size:
             return
+        cand = mp if cand is None else cand[mp]
     raise RuntimeError("engine did not settle")  # pragma: no cover
 
 
