@@ -61,6 +61,8 @@ from agents.greedy import (
     SUIT_OF,
     BotView,
     GreedyAgent,
+    effective_tiles,
+    isolation,
     shanten,
 )
 from sichuan_env import hands as hx
@@ -76,11 +78,12 @@ class RulesAgent(GreedyAgent):
 
     name = "rules"
 
-    def __init__(self, seed: int | None = None, *, defence: bool = True, value: bool = True,
+    def __init__(self, seed: int | None = None, *, defence: bool = True, value: bool = False,
                  pass_hu: bool = True, fan_cap: int = FAN_CAP_DEFAULT,
                  danger_weight: float = 0.0, steer: float = 0.5, fold_shanten: int = 3,
                  fold_wall: int = 0, pass_wall: int = PASS_HU_WALL, fish_live: int = 4,
-                 pung_strict: bool = False) -> None:
+                 pung_strict: bool = False, lookahead: bool = True, void_bonus: float = 0.5,
+                 wait_value: float = 0.5, step_base: float = 2.0) -> None:
         super().__init__(seed)
         self.defence = defence
         self.value = value
@@ -93,6 +96,10 @@ class RulesAgent(GreedyAgent):
         self.pung_strict = pung_strict
         self.fold_shanten = fold_shanten
         self.fold_wall = fold_wall
+        self.lookahead = lookahead
+        self.void_bonus = void_bonus
+        self.wait_value = wait_value
+        self.step_base = step_base
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
@@ -184,17 +191,88 @@ class RulesAgent(GreedyAgent):
         eff[r, k] += 0.3 * (h[r, k] == 4) * scale[r]
         return eff
 
+
+    # ------------------------------------------------------------------ look-ahead
+    def wait_weight(self, v: BotView) -> np.ndarray:
+        """(N, 27) worth of one live copy of each kind as a wait: 1, plus ``void_bonus``
+        for each live opponent whose revealed void suit it is (that seat throws it)."""
+        opp = (~v.hu[:, 1:]) & (v.void[:, 1:] >= 0)
+        n_void = np.zeros(v.hand.shape, np.float32)
+        for o in range(3):
+            n_void += opp[:, o, None] & (SUIT_OF[None, :] == v.void[:, o + 1, None])
+        return 1.0 + self.void_bonus * n_void
+
+    def ready_scores(self, h13: np.ndarray, m: np.ndarray, vd: np.ndarray,
+                     live: np.ndarray, wgt: np.ndarray) -> np.ndarray:
+        """(M,) worth of ready 13 - 3n-tile hands: the sum over their waits of live
+        copies x wait weight x (1 + ``wait_value`` (value - 1))."""
+        waits = hx.batch_wait_mask(h13, m, vd) & (live > 0)
+        score = waits * live * wgt
+        if self.wait_value:
+            i, t = np.nonzero(waits)
+            if i.size:
+                z = np.zeros(i.size, bool)
+                fans = hx.batch_fans(h13[i] + EYE[t], m[i], t, vd[i], z, z, z, z, z)
+                val = hx.batch_value(fans, self.fan_cap).astype(np.float32)
+                score[i, t] *= 1.0 + self.wait_value * (val - 1.0)
+        return score.sum(1)
+
+    def two_step_scores(self, h13: np.ndarray, m: np.ndarray, vd: np.ndarray,
+                        live: np.ndarray, wgt: np.ndarray) -> np.ndarray:
+        """(M,) worth of 1-shanten 13 - 3n-tile hands: the sum over effective draws t of
+        live copies x (``step_base`` + worth of the best ready hand after drawing t and
+        discarding one tile, with t's copy no longer live)."""
+        n = h13.shape[0]
+        out = np.zeros(n, np.float32)
+        if not n:
+            return out
+        eff = effective_tiles(h13, m, vd, np.ones(n, np.int16), live)
+        i, t = np.nonzero(eff)
+        if not i.size:
+            return out
+        h14 = h13[i] + EYE[t]
+        live2 = live[i] - EYE[t]
+        okd = (h14 > 0) & (SUIT_OF[None, :] != vd[i, None])
+        j, d = np.nonzero(okd)
+        ii = i[j]
+        waits = hx.batch_wait_mask(h14[j] - EYE[d], m[ii], vd[ii]) & (live2[j] > 0)
+        ws = (waits * live2[j] * wgt[ii]).sum(1)
+        best = np.zeros(i.size, np.float32)
+        np.maximum.at(best, j, ws)
+        np.add.at(out, i, live[i, t] * (self.step_base + best))
+        return out
+
+    def shape_scores(self, v: BotView, cand: np.ndarray, sh: np.ndarray) -> np.ndarray:
+        """(N, 27) look-ahead worth of the candidate discards ``cand`` that leave the hand
+        ready (``ready_scores``) or 1-shanten (``two_step_scores``); NaN elsewhere."""
+        out = np.full(sh.shape, np.nan, np.float32)
+        wgt = self.wait_weight(v)
+        for s, fn in ((0, self.ready_scores), (1, self.two_step_scores)):
+            r, k = np.nonzero(cand & (sh == s))
+            if r.size:
+                h13 = (v.hand[r] - EYE[k]).astype(np.int8)
+                out[r, k] = fn(h13, v.own_meld[r], v.own_void[r], v.live[r], wgt[r])
+        return out
+
     # ------------------------------------------------------------------ decisions
     def discard_scores(self, v: BotView, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         score, sh = super().discard_scores(v, disc)
         legal = np.isfinite(score)
+        if self.lookahead:
+            best = sh.min(1)
+            cand = legal & (sh == best[:, None]) & (best[:, None] <= 1)
+            cand &= (cand.sum(1) > 1)[:, None]
+            if cand.any():
+                look = self.shape_scores(v, cand, sh)
+                iso = isolation(v.hand) * 0.01
+                score = np.where(cand, -sh * 1000.0 + np.minimum(look, 998.0) + iso, score)
         if self.value:
             eff = self.value_shanten(v, disc, sh)
             # rescore: effective shanten first, then the greedy tie-breaks
             tie = np.where(legal, score + sh * 1000.0, 0.0)
             # ukeire was only computed for the best plain-shanten candidates
             score = np.where(legal, -eff * 1000.0 + np.minimum(tie, 999.0), -np.inf)
-        if self.value:
+        if self.value and not self.lookahead:
             score += self.wait_value_bonus(v, disc, sh)
         if self.defence:
             thr = self.threat(v)

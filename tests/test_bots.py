@@ -200,3 +200,25 @@ def test_play_cli_rejects_illegal_choice():
     assert "not understood" in r.stdout
     assert "void " in r.stdout.split("illegal: pung; legal: ")[1].splitlines()[0]
     assert "(end of input)" in r.stdout
+
+
+def test_rules_two_step_lookahead():
+    # 1-shanten either way with the same number of effective draws; after 9p goes, the
+    # draws lead to ready hands with more waits than after 2m goes
+    st = _state_with("23457778m345679p", "s")
+    st.void[0] = [2, -1, -1, -1]
+    st.void_revealed[0] = [True, False, False, False]
+    a, _ = _decide(GreedyAgent(), st)
+    assert action_to_str(a[0]) == "discard 2m"
+    a, _ = _decide(RulesAgent(void_bonus=0.0, wait_value=0.0), st)
+    assert action_to_str(a[0]) == "discard 9p"
+
+
+@pytest.mark.parametrize("opp_void, keep", [("m", "9m"), ("p", "9p")])
+def test_rules_waits_on_a_suit_an_opponent_voided(opp_void, keep):
+    # four sets + 9m + 9p: a single wait on either; wait on the suit an opponent throws
+    st = _state_with("123456m9m123456p9p", "s")
+    st.void[0] = [2, "mps".index(opp_void), 2, 2]
+    a, _ = _decide(RulesAgent(), st)
+    other = "9p" if keep == "9m" else "9m"
+    assert action_to_str(a[0]) == f"discard {other}"
