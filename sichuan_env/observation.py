@@ -156,6 +156,10 @@ def plane_names(oracle: bool = False) -> list[str]:
 def _rows_seats(state: State, seats: np.ndarray | int, rows: np.ndarray | None):
     B = state.batch_size
     rows = np.arange(B) if rows is None else np.asarray(rows, dtype=np.intp).reshape(-1)
+    if isinstance(seats, (int, np.integer)):  # one seat for all (checked without numpy)
+        if rows.size and not 0 <= seats <= 3:
+            raise ValueError("seats must be 0..3")
+        return rows, np.full(rows.shape, seats, np.intp)
     seats = np.broadcast_to(np.asarray(seats, dtype=np.intp), rows.shape)
     if seats.size and ((seats < 0) | (seats > 3)).any():
         raise ValueError("seats must be 0..3")
@@ -222,84 +226,110 @@ def encode_oracle(
 
 
 _T4 = np.arange(4)[None, :, None]
-_J4 = np.arange(4)[None, None, :]
 _SCALAR0 = PLANES["phase"][0]  # scalar features occupy channels _SCALAR0.. (last in the layout)
 _N_SCALARS = N_CHANNELS - _SCALAR0
+_REL = (np.arange(4)[:, None] + np.arange(4)) % 4  # [seat, r] -> absolute seat of relative r
+_RECENT_BACK = np.arange(1, 5)  # the j-th most recent discard is at river_len - 1 - j
+# one-hot rows of the 27 kinds; index -1 (none) -> the zero row at the end
+_ONE_HOT_PAD = np.concatenate([np.eye(N_KINDS, dtype=np.float32),
+                               np.zeros((1, N_KINDS), np.float32)])
+# the one-hot tile planes are filled from one (n, 23) array of kinds, in three blocks of
+# adjacent channels: set_aside + drawn, recent_discard, hu_tile + claim_tile
+assert _C["drawn"] == _C["set_aside"] + 1 and _C["claim_tile"] == _C["hu_tile"] + 4
+# [seat, absolute seat or 4 (none)] -> one-hot of the relative seat (zeros for 4)
+_REL_ONE_HOT = np.zeros((4, 5, 4), np.float32)
+for _s in range(4):
+    for _x in range(4):
+        _REL_ONE_HOT[_s, _x, (_x - _s) % 4] = 1.0
+del _s, _x
+_PHASE_ONE_HOT = np.eye(5, dtype=np.float32)
+_IN_WINDOW = np.array([False, False, True, True, False])  # phase -> claim or rob
+assert PHASE_CLAIM == 2 and ROB == 3
+# per (table, seat) bin offsets for the discard counts; bin 0 collects the -1 padding
+_BIN_OFFSET = np.arange(4 * _CHUNK)[:, None] * (N_KINDS + 1) + 1
 
 
 def _fill(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
     n = rows.size
-    ar = np.arange(n)
-    rel = (seats[:, None] + np.arange(4)) % 4  # (n, 4): absolute seat of relative seat r
-    r2 = rows[:, None]
+    # flat (table, seat) index of relative seat r (column 0 = me), for cheap gathers
+    ts = (rows * 4)[:, None] + _REL.take(seats, axis=0)  # (n, 4)
+    me = ts[:, 0]
     f32 = np.float32
 
+    def per_seat(a: np.ndarray) -> np.ndarray:  # (B, 4, ...) field -> (n, 4, ...) rotated
+        return a.reshape(-1, *a.shape[2:]).take(ts, axis=0)
+
     # --- my private tiles
-    hand = state.hand[rows, seats]  # (n, 27) int8
+    hand = state.hand.reshape(-1, N_KINDS).take(me, axis=0)  # (n, 27) int8
     c = _C["hand"]
     out[:, c : c + 4] = hand[:, None, :] > _T4
-    sa = state.set_aside[rows, seats]
-    has_sa = sa >= 0
-    out[ar, _C["set_aside"], sa] = has_sa  # sa = -1 writes 0 into column 26: harmless
+    sa = state.set_aside.reshape(-1).take(me)
     phase = state.phase[rows]
     active = state.active[rows]
-    drawn = state.drawn_tile[rows]
-    out[ar, _C["drawn"], drawn] = (phase == TURN) & (active == seats) & (drawn >= 0)
-    out[:, _C["my_void"]] = _SUIT_ROWS_PAD[state.void[rows, seats]]
+    in_window = _IN_WINDOW.take(phase)
+    drawn = np.where((phase == TURN) & (active == seats), state.drawn_tile[rows], -1)
+    claim = np.where(in_window, state.claim_tile[rows], -1)
 
     # --- melds, by relative seat
-    meld = state.meld[r2, rel]  # (n, 4, 27)
+    meld = per_seat(state.meld)  # (n, 4, 27)
     c = _C["pung"]
     out[:, c : c + 4] = meld == PUNG
     out[:, c + 4 : c + 8] = meld == CONCEALED_KONG
     out[:, c + 8 : c + 12] = meld >= MELDED_KONG  # melded, promoted, postponed
 
     # --- discards: counts and the four most recent, by relative seat
-    river = state.river[r2, rel]  # (n, 4, 60)
-    # bin 0 of each (table, seat) collects the -1 padding
-    flat = (np.arange(n * 4)[:, None] * (N_KINDS + 1) + 1 + river.reshape(n * 4, -1)).ravel()
+    river = state.river.reshape(-1, state.river.shape[2]).take(ts.reshape(-1), axis=0)
+    flat = (river + _BIN_OFFSET[: n * 4]).ravel()  # (n * 4, 60) -> bins
     counts = np.bincount(flat, minlength=n * 4 * (N_KINDS + 1)).reshape(n, 4, N_KINDS + 1)
     c = _C["discards"]
     out[:, c : c + 4] = counts[:, :, 1:] * f32(0.25)
-    idx = state.river_len[r2, rel].astype(np.intp)[:, :, None] - 1 - _J4  # (n, 4, 4)
-    i, s, j = np.nonzero(idx >= 0)
-    out[i, _C["recent_discard"] + 4 * s + j, river[i, s, idx[i, s, j]]] = 1.0
+    back = per_seat(state.river_len).reshape(n * 4, 1) - _RECENT_BACK  # (n * 4, 4)
+    recent = np.where(back >= 0, river[np.arange(n * 4)[:, None], back], -1)
 
-    # --- voids revealed, wins
-    vd = np.where(state.void_revealed[r2, rel], state.void[r2, rel], -1)
+    # --- one-hot tile planes: set-aside, drawn, recent discards, Hu tiles, tile under claim
+    tiles = np.concatenate((sa[:, None], drawn[:, None], recent.reshape(n, 16),
+                            per_seat(state.hu_tile), claim[:, None]), axis=1)
+    one_hot = _ONE_HOT_PAD.take(tiles, axis=0)  # (n, 23, 27); kind -1 -> zeros
+    c = _C["set_aside"]
+    out[:, c : c + 2] = one_hot[:, :2]
+    c = _C["recent_discard"]
+    out[:, c : c + 16] = one_hot[:, 2:18]
+    c = _C["hu_tile"]
+    out[:, c : c + 5] = one_hot[:, 18:]
+
+    # --- forbidden suits: mine, and each seat's once revealed
+    void = per_seat(state.void)
+    out[:, _C["my_void"]] = _SUIT_ROWS_PAD.take(void[:, 0], axis=0)
     c = _C["void_revealed"]
-    out[:, c : c + 4] = _SUIT_ROWS_PAD[vd]
-    hu_tile = state.hu_tile[r2, rel]
-    i, s = np.nonzero(hu_tile >= 0)
-    out[i, _C["hu_tile"] + s, hu_tile[i, s]] = 1.0
+    out[:, c : c + 4] = _SUIT_ROWS_PAD.take(np.where(per_seat(state.void_revealed), void, -1),
+                                            axis=0)
 
-    # --- the tile under claim, table-wide counts
-    claim = state.claim_tile[rows]
-    in_window = (phase == PHASE_CLAIM) | (phase == ROB)
-    out[ar, _C["claim_tile"], claim] = in_window & (claim >= 0)
-    live = state.live_discards[rows].astype(f32)
+    # --- table-wide counts
+    live = state.live_discards[rows]
     out[:, _C["live_discards"]] = live * f32(0.25)
-    visible = hand + live + state.won_tiles[rows] + _MELD_TILES.take(meld).sum(1)
-    visible[ar, sa] += has_sa
+    visible = (hand + live + state.won_tiles[rows] + _MELD_TILES.take(meld).sum(1, np.int8)
+               + one_hot[:, 0])
     out[:, _C["visible"]] = visible * f32(0.25)
 
     # --- scalars, gathered in one (n, k) array and broadcast over the tile axis
-    sc = np.zeros((n, _N_SCALARS), f32)
-    base = -_SCALAR0
-    sc[ar, base + _C["phase"] + phase] = 1.0
-    sc[:, base + _C["wall_left"]] = state.wall_left[rows] * f32(1.0 / WALL_SIZE)
-    c = base + _C["scores"]
-    sc[:, c : c + 4] = state.scores[r2, rel] * f32(1.0 / SCORE_SCALE)
-    sc[:, c + 4 : c + 8] = state.match_scores[r2, rel] * f32(1.0 / SCORE_SCALE)
-    np.clip(sc[:, c : c + 8], -SCORE_CLIP, SCORE_CLIP, out=sc[:, c : c + 8])
-    sc[ar, base + _C["dealer"] + (state.dealer[rows] - seats) % 4] = 1.0
-    c = base + _C["hu"]
-    sc[:, c : c + 4] = state.hu[r2, rel]
-    sc[ar, base + _C["claim_from"] + (active - seats) % 4] = in_window
-    sc[:, base + _C["passed_hu"]] = np.minimum(
-        state.passed_hu[rows, seats] * f32(1.0 / state.rules.max_value), f32(1.0))
-    sc[:, base + _C["deal_progress"]] = state.deal_index[rows] * f32(
-        1.0 / state.rules.deals_per_match)
+    wall_left = state.wall_back[rows] - state.wall_front[rows]
+    passed = state.passed_hu.reshape(-1).take(me) * f32(1.0 / state.rules.max_value)
+    sc = np.concatenate((
+        _PHASE_ONE_HOT.take(phase, axis=0),
+        (wall_left * f32(1.0 / WALL_SIZE))[:, None],
+        per_seat(state.scores),
+        per_seat(state.match_scores),
+        _REL_ONE_HOT[seats, state.dealer[rows]],
+        per_seat(state.hu),
+        _REL_ONE_HOT[seats, np.where(in_window, active, 4)],
+        np.minimum(passed, f32(1.0))[:, None],
+        (state.deal_index[rows] * f32(1.0 / state.rules.deals_per_match))[:, None],
+    ), axis=1, dtype=f32)
+    c = _C["scores"] - _SCALAR0
+    scores = sc[:, c : c + 8]
+    scores *= f32(1.0 / SCORE_SCALE)
+    np.maximum(scores, -SCORE_CLIP, out=scores)
+    np.minimum(scores, SCORE_CLIP, out=scores)
     out[:, _SCALAR0:N_CHANNELS] = sc[:, :, None]
 
 
