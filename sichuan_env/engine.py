@@ -823,13 +823,14 @@ def _discard_hu(ctx: _Ctx, ix: np.ndarray, winners: np.ndarray, robbing: np.ndar
 def _advance(ctx: _Ctx) -> None:
     """Run everything that needs no decision until every table waits for one.
 
-    The first pass looks at every table; later passes only at the tables the previous
-    pass changed (a table found waiting for a decision stays waiting)."""
+    Each pass settles the claim windows whose answers are all in, then makes the forced
+    discards of set-aside tiles (looking again at the tables whose window it settled).
+    The first pass looks at every table; a later pass only at the tables of the previous
+    pass's forced discards: every other table was found waiting for a decision."""
     st = ctx.st
-    cand = None  # positions of the tables to look at (None: every table)
+    cand = None  # the tables to look at (None: every table)
     for _ in range(1000):
         ph = st.phase if cand is None else st.phase[cand]
-        moved = np.zeros(ph.size, bool)  # by position in cand
         pos = _IS_WINDOW[ph].nonzero()[0]
         if pos.size:
             win = pos if cand is None else cand[pos]
@@ -841,30 +842,27 @@ def _advance(ctx: _Ctx) -> None:
             if n_has:
                 st.current[win[has]] = order[has, pend_in_order[has].argmax(1)]
             if n_has < win.size:
-                res = ~has
-                _resolve_windows(ctx, win[res])
-                moved[pos[res]] = True
-            ph = st.phase if cand is None else st.phase[cand]
+                _resolve_windows(ctx, win[~has])
+                ph = st.phase if cand is None else st.phase[cand]
         pos = (ph == TURN).nonzero()[0]
-        if pos.size:
-            turn = pos if cand is None else cand[pos]
-            seat = st.current[turn].astype(np.intp)
-            sa = st.set_aside[turn, seat]
-            sel = (sa >= 0).nonzero()[0]
-            if sel.size:
-                t2, s2, k2 = turn[sel], seat[sel], sa[sel]
-                _, kong, _ = _turn_options(st, t2)
-                forced = ~kong.any(1)
-                if np.count_nonzero(forced):
-                    t3, s3, k3 = t2[forced], s2[forced], k2[forced]
-                    if ctx.ledger is not None:
-                        ctx.ledger.event(t3, s3, k3.astype(np.int64) + DISCARD, auto=True)
-                    _discard(ctx, t3, s3, k3)
-                    moved[pos[sel[forced]]] = True
-        mp = moved.nonzero()[0]
-        if not mp.size:
+        if not pos.size:
             return
-        cand = mp if cand is None else cand[mp]
+        turn = pos if cand is None else cand[pos]
+        seat = st.current[turn].astype(np.intp)
+        sa = st.set_aside[turn, seat]
+        sel = (sa >= 0).nonzero()[0]
+        if not sel.size:
+            return
+        t2, s2, k2 = turn[sel], seat[sel], sa[sel]
+        _, kong, _ = _turn_options(st, t2)
+        forced = ~kong.any(1)
+        if not np.count_nonzero(forced):
+            return
+        t3, s3, k3 = t2[forced], s2[forced], k2[forced]
+        if ctx.ledger is not None:
+            ctx.ledger.event(t3, s3, k3.astype(np.int64) + DISCARD, auto=True)
+        _discard(ctx, t3, s3, k3)
+        cand = t3
     raise RuntimeError("engine did not settle")  # pragma: no cover
 
 
