@@ -83,7 +83,8 @@ class RulesAgent(GreedyAgent):
                  danger_weight: float = 0.0, steer: float = 0.5, fold_shanten: int = 3,
                  fold_wall: int = 0, pass_wall: int = PASS_HU_WALL, fish_live: int = 4,
                  pung_strict: bool = False, lookahead: bool = True, void_bonus: float = 0.5,
-                 wait_value: float = 0.5, step_base: float = 2.0) -> None:
+                 wait_value: float = 0.5, step_base: float = 2.0, pung_look: bool = True,
+                 pung_margin: float = 0.0) -> None:
         super().__init__(seed)
         self.defence = defence
         self.value = value
@@ -100,6 +101,8 @@ class RulesAgent(GreedyAgent):
         self.void_bonus = void_bonus
         self.wait_value = wait_value
         self.step_base = step_base
+        self.pung_look = pung_look
+        self.pung_margin = pung_margin
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
@@ -242,6 +245,43 @@ class RulesAgent(GreedyAgent):
         np.add.at(out, i, live[i, t] * (self.step_base + best))
         return out
 
+    def hand_worth(self, h13: np.ndarray, m: np.ndarray, vd: np.ndarray, live: np.ndarray,
+                   wgt: np.ndarray) -> np.ndarray:
+        """(M,) worth of 13 - 3n-tile hands on the discard scale: ``-1000 x shanten`` plus
+        the look-ahead worth (ready / 1-shanten) or the live effective tiles (further)."""
+        sh = shanten(h13, m, vd)
+        out = -1000.0 * sh.astype(np.float32)
+        for s, fn in ((0, self.ready_scores), (1, self.two_step_scores)):
+            r = np.flatnonzero(sh == s)
+            if r.size:
+                out[r] += np.minimum(fn(h13[r], m[r], vd[r], live[r], wgt[r]), 998.0)
+        r = np.flatnonzero(sh >= 2)
+        if r.size:
+            eff = effective_tiles(h13[r], m[r], vd[r], sh[r], live[r])
+            out[r] += np.minimum((eff * live[r]).sum(1), 998.0)
+        return out
+
+    def pung_gain(self, v: BotView, p: np.ndarray) -> np.ndarray:
+        """(len(p),) worth after punging the claimed tile and the best discard, minus the
+        worth of the hand as it stands (rows ``p`` of a claim view)."""
+        t = v.claim_tile[p].astype(np.intp)
+        h = v.hand[p].astype(np.int8)
+        m = v.own_meld[p]
+        vd = v.own_void[p]
+        live = v.live[p]
+        wgt = self.wait_weight(v)[p]
+        now = self.hand_worth(h, m, vd, live, wgt)
+        h11 = h - 2 * EYE[t]
+        m2 = m.copy()
+        m2[np.arange(p.size), t] = 1
+        i, d = np.nonzero((h11 > 0) & (SUIT_OF[None, :] != vd[:, None]))
+        after = np.full(p.size, -np.inf, np.float32)
+        if i.size:
+            w = self.hand_worth((h11[i] - EYE[d]).astype(np.int8), m2[i], vd[i], live[i],
+                                wgt[i])
+            np.maximum.at(after, i, w)
+        return after - now
+
     def shape_scores(self, v: BotView, cand: np.ndarray, sh: np.ndarray) -> np.ndarray:
         """(N, 27) look-ahead worth of the candidate discards ``cand`` that leave the hand
         ready (``ready_scores``) or 1-shanten (``two_step_scores``); NaN elsewhere."""
@@ -314,6 +354,12 @@ class RulesAgent(GreedyAgent):
 
     def _claim(self, v: BotView, masks: np.ndarray) -> np.ndarray:
         out = super()._claim(v, masks)
+        if self.lookahead and self.pung_look:
+            p = np.flatnonzero(out == PUNG)
+            void_held = (v.hand * (SUIT_OF[None, :] == v.own_void[:, None])).sum(1) > 0
+            p = p[~void_held[p]]
+            if p.size:
+                out[p[self.pung_gain(v, p) < self.pung_margin]] = PASS
         if self.pung_strict:
             p = np.flatnonzero(out == PUNG)
             if p.size:

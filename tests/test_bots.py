@@ -222,3 +222,16 @@ def test_rules_waits_on_a_suit_an_opponent_voided(opp_void, keep):
     a, _ = _decide(RulesAgent(), st)
     other = "9p" if keep == "9m" else "9m"
     assert action_to_str(a[0]) == f"discard {other}"
+
+
+def test_rules_pungs_only_when_the_hand_gets_better():
+    # ready on 1p/4p (8 live copies); punging 5p would leave a single wait: pass
+    st = _claim_state("123456789m2355p", "s", "5p")
+    a, mask = _decide(GreedyAgent(), st)
+    assert mask[0, PUNG] and a[0] == PUNG
+    a, _ = _decide(RulesAgent(), st)
+    assert a[0] == PASS
+    # a pair of no use to the hand: the pung (a free turn) is taken
+    st = _claim_state("123456789m55p19p", "s", "5p")
+    a, mask = _decide(RulesAgent(), st)
+    assert mask[0, PUNG] and a[0] == PUNG
