@@ -117,6 +117,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._rng = np.random.default_rng()
         self.state_: State | None = None
         self._mask = np.zeros(N_ACTIONS, bool)
+        self._mask8 = np.zeros(N_ACTIONS, np.int8)  # the selected agent's mask, as int8
         self._zero_mask = np.zeros(N_ACTIONS, np.int8)
 
     # ------------------------------------------------------------------ spaces
@@ -145,14 +146,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def _after_change(self) -> None:
         st = self.state_
         assert st is not None
-        self._mask = engine.legal_mask(st)[0]
-        seat = int(st.current[0])
-        self.agent_selection = AGENTS[seat]
-        legal = np.flatnonzero(self._mask).tolist()
-        mask8 = self._mask.astype(np.int8)
-        self.infos = {a: {"legal_moves": [], "action_mask": self._zero_mask} for a in AGENTS}
+        self._mask = mask = engine.legal_mask(st)[0]
+        self._mask8 = mask8 = mask.astype(np.int8)
+        selected = AGENTS[int(st.current[0])]
+        self.agent_selection = selected
+        zero = self._zero_mask
+        self.infos = {a: {"legal_moves": [], "action_mask": zero} for a in AGENTS}
         if not st.done[0]:
-            self.infos[AGENTS[seat]] = {"legal_moves": legal, "action_mask": mask8}
+            self.infos[selected] = {"legal_moves": mask.nonzero()[0].tolist(),
+                                    "action_mask": mask8}
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
@@ -173,8 +175,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             st, np.array([a]), inplace=True, validate=False, mask=self._mask[None]
         )
         self.state_ = st
-        r = rewards[0].tolist()
-        self.rewards = {AGENTS[i]: r[i] for i in range(4)}
+        self.rewards = dict(zip(AGENTS, rewards[0].tolist(), strict=True))
         self._accumulate_rewards()
         if done[0]:
             self.terminations = dict.fromkeys(AGENTS, True)
@@ -189,7 +190,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         seat = self.agent_name_mapping[agent]
         obs = encode(st, seat)[0]
         if agent == self.agent_selection and not st.done[0]:
-            mask = self._mask.astype(np.int8)
+            mask = self._mask8.copy()
         else:
             mask = np.zeros(N_ACTIONS, np.int8)
         return {"observation": obs, "action_mask": mask}

@@ -229,7 +229,9 @@ _T4 = np.arange(4)[None, :, None]
 _SCALAR0 = PLANES["phase"][0]  # scalar features occupy channels _SCALAR0.. (last in the layout)
 _N_SCALARS = N_CHANNELS - _SCALAR0
 _REL = (np.arange(4)[:, None] + np.arange(4)) % 4  # [seat, r] -> absolute seat of relative r
-_RECENT_BACK = np.arange(1, 5)  # the j-th most recent discard is at river_len - 1 - j
+# the j-th most recent discard is at river_len - 1 - j; with 4 columns of -1 put in front
+# of the river that is column river_len + 3 - j, never negative
+_RECENT_AT = 3 - np.arange(4)
 # one-hot rows of the 27 kinds; index -1 (none) -> the zero row at the end
 _ONE_HOT_PAD = np.concatenate([np.eye(N_KINDS, dtype=np.float32),
                                np.zeros((1, N_KINDS), np.float32)])
@@ -247,6 +249,39 @@ _IN_WINDOW = np.array([False, False, True, True, False])  # phase -> claim or ro
 assert PHASE_CLAIM == 2 and ROB == 3
 # per (table, seat) bin offsets for the discard counts; bin 0 collects the -1 padding
 _BIN_OFFSET = np.arange(4 * _CHUNK)[:, None] * (N_KINDS + 1) + 1
+_NO_TILES = np.full((4 * _CHUNK, 4), -1, np.int8)
+
+
+def _scalar_scale(rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(scale, low, high) per scalar feature: the raw values are multiplied by scale, then
+    clipped to [low, high]."""
+    key = (rules.max_value, rules.deals_per_match)
+    got = _SCALES.get(key)
+    if got is None:
+        f32 = np.float32
+        scale = np.ones(_N_SCALARS, f32)
+        low = np.full(_N_SCALARS, -np.inf, f32)
+        high = np.full(_N_SCALARS, np.inf, f32)
+        base = -_SCALAR0
+        scale[base + _C["wall_left"]] = f32(1.0 / WALL_SIZE)
+        c = base + _C["scores"]
+        scale[c : c + 8] = f32(1.0 / SCORE_SCALE)
+        low[c : c + 8] = -SCORE_CLIP
+        high[c : c + 8] = SCORE_CLIP
+        c = base + _C["passed_hu"]
+        scale[c] = f32(1.0 / rules.max_value)
+        high[c] = 1.0
+        scale[base + _C["deal_progress"]] = f32(1.0 / rules.deals_per_match)
+        got = _SCALES[key] = (scale, low, high)
+    return got
+
+
+_SCALES: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _per_seat(a: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """A (B, 4, ...) field at the flat (table, seat) indices ts (n, 4) -> (n, 4, ...)."""
+    return a.reshape(-1, *a.shape[2:]).take(ts, axis=0)
 
 
 def _fill(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
@@ -255,9 +290,6 @@ def _fill(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) ->
     ts = (rows * 4)[:, None] + _REL.take(seats, axis=0)  # (n, 4)
     me = ts[:, 0]
     f32 = np.float32
-
-    def per_seat(a: np.ndarray) -> np.ndarray:  # (B, 4, ...) field -> (n, 4, ...) rotated
-        return a.reshape(-1, *a.shape[2:]).take(ts, axis=0)
 
     # --- my private tiles
     hand = state.hand.reshape(-1, N_KINDS).take(me, axis=0)  # (n, 27) int8
@@ -271,7 +303,7 @@ def _fill(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) ->
     claim = np.where(in_window, state.claim_tile[rows], -1)
 
     # --- melds, by relative seat
-    meld = per_seat(state.meld)  # (n, 4, 27)
+    meld = _per_seat(state.meld, ts)  # (n, 4, 27)
     c = _C["pung"]
     out[:, c : c + 4] = meld == PUNG
     out[:, c + 4 : c + 8] = meld == CONCEALED_KONG
@@ -283,12 +315,12 @@ def _fill(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) ->
     counts = np.bincount(flat, minlength=n * 4 * (N_KINDS + 1)).reshape(n, 4, N_KINDS + 1)
     c = _C["discards"]
     out[:, c : c + 4] = counts[:, :, 1:] * f32(0.25)
-    back = per_seat(state.river_len).reshape(n * 4, 1) - _RECENT_BACK  # (n * 4, 4)
-    recent = np.where(back >= 0, river[np.arange(n * 4)[:, None], back], -1)
+    at = _per_seat(state.river_len, ts).reshape(n * 4, 1) + _RECENT_AT  # (n * 4, 4)
+    recent = np.concatenate((_NO_TILES[: n * 4], river), axis=1)[np.arange(n * 4)[:, None], at]
 
     # --- one-hot tile planes: set-aside, drawn, recent discards, Hu tiles, tile under claim
     tiles = np.concatenate((sa[:, None], drawn[:, None], recent.reshape(n, 16),
-                            per_seat(state.hu_tile), claim[:, None]), axis=1)
+                            _per_seat(state.hu_tile, ts), claim[:, None]), axis=1)
     one_hot = _ONE_HOT_PAD.take(tiles, axis=0)  # (n, 23, 27); kind -1 -> zeros
     c = _C["set_aside"]
     out[:, c : c + 2] = one_hot[:, :2]
@@ -298,11 +330,11 @@ def _fill(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) ->
     out[:, c : c + 5] = one_hot[:, 18:]
 
     # --- forbidden suits: mine, and each seat's once revealed
-    void = per_seat(state.void)
+    void = _per_seat(state.void, ts)
     out[:, _C["my_void"]] = _SUIT_ROWS_PAD.take(void[:, 0], axis=0)
     c = _C["void_revealed"]
-    out[:, c : c + 4] = _SUIT_ROWS_PAD.take(np.where(per_seat(state.void_revealed), void, -1),
-                                            axis=0)
+    revealed = np.where(_per_seat(state.void_revealed, ts), void, -1)
+    out[:, c : c + 4] = _SUIT_ROWS_PAD.take(revealed, axis=0)
 
     # --- table-wide counts
     live = state.live_discards[rows]
@@ -311,25 +343,22 @@ def _fill(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) ->
                + one_hot[:, 0])
     out[:, _C["visible"]] = visible * f32(0.25)
 
-    # --- scalars, gathered in one (n, k) array and broadcast over the tile axis
-    wall_left = state.wall_back[rows] - state.wall_front[rows]
-    passed = state.passed_hu.reshape(-1).take(me) * f32(1.0 / state.rules.max_value)
+    # --- scalars, gathered in one (n, k) array, scaled, clipped and broadcast over the tiles
+    scale, low, high = _scalar_scale(state.rules)
     sc = np.concatenate((
         _PHASE_ONE_HOT.take(phase, axis=0),
-        (wall_left * f32(1.0 / WALL_SIZE))[:, None],
-        per_seat(state.scores),
-        per_seat(state.match_scores),
+        (state.wall_back[rows] - state.wall_front[rows])[:, None],
+        _per_seat(state.scores, ts),
+        _per_seat(state.match_scores, ts),
         _REL_ONE_HOT[seats, state.dealer[rows]],
-        per_seat(state.hu),
+        _per_seat(state.hu, ts),
         _REL_ONE_HOT[seats, np.where(in_window, active, 4)],
-        np.minimum(passed, f32(1.0))[:, None],
-        (state.deal_index[rows] * f32(1.0 / state.rules.deals_per_match))[:, None],
+        state.passed_hu.reshape(-1).take(me)[:, None],
+        state.deal_index[rows][:, None],
     ), axis=1, dtype=f32)
-    c = _C["scores"] - _SCALAR0
-    scores = sc[:, c : c + 8]
-    scores *= f32(1.0 / SCORE_SCALE)
-    np.maximum(scores, -SCORE_CLIP, out=scores)
-    np.minimum(scores, SCORE_CLIP, out=scores)
+    sc *= scale
+    np.minimum(sc, high, out=sc)
+    np.maximum(sc, low, out=sc)
     out[:, _SCALAR0:N_CHANNELS] = sc[:, :, None]
 
 
