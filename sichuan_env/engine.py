@@ -289,11 +289,14 @@ def _next_non_hu_table() -> np.ndarray:
 
 
 _NEXT_NON_HU = _next_non_hu_table()
+_NEXT_SEAT = _NEXT_NON_HU[16 * np.arange(4)]  # nobody has won
 
 
 def _next_non_hu(hu: np.ndarray, seat: np.ndarray) -> np.ndarray:
     """First seat after ``seat`` (counter-clockwise, seat itself last) that has not won."""
-    return _NEXT_NON_HU[hu @ _BITS4 + 16 * seat.astype(np.intp)]
+    if not np.count_nonzero(hu):  # nobody has won: the next seat
+        return _NEXT_SEAT.take(seat)
+    return _NEXT_NON_HU.take(hu @ _BITS4 + 16 * seat.astype(np.intp))
 
 
 def _hu_fans(
@@ -704,6 +707,15 @@ def _resolve_windows(ctx: _Ctx, ix: np.ndarray) -> None:
     """Every asked seat has answered: apply Hu, else pung/kong, else pass."""
     st = ctx.st
     ans = st.claim_answer[ix]
+    if not np.count_nonzero(ans):  # nobody was asked: nothing declined, nothing claimed
+        robbing = st.phase[ix] == ROB
+        if np.count_nonzero(robbing):
+            _complete_added_kong(ctx, ix[robbing])
+            ix = ix[~robbing]
+        if ix.size:
+            st.claim_tile[ix] = -1
+            _draw(ctx, ix, _next_non_hu(st.hu[ix], st.active[ix]))
+        return
     offered = (st.claim_opts[ix] & OPT_HU) != 0
     declined = offered & (ans != ANS_HU)
     if np.count_nonzero(declined):
@@ -834,16 +846,21 @@ def _advance(ctx: _Ctx) -> None:
         pos = _IS_WINDOW[ph].nonzero()[0]
         if pos.size:
             win = pos if cand is None else cand[pos]
-            pending = (st.claim_opts[win] != 0) & (st.claim_answer[win] == ANS_NONE)
-            order = _ASK_ORDER[st.active[win]]
-            pend_in_order = pending[np.arange(win.size)[:, None], order]
-            has = pend_in_order.any(1)
-            n_has = np.count_nonzero(has)
-            if n_has:
-                st.current[win[has]] = order[has, pend_in_order[has].argmax(1)]
-            if n_has < win.size:
-                _resolve_windows(ctx, win[~has])
+            opts = st.claim_opts[win]
+            if not np.count_nonzero(opts):  # nobody may claim: settle every window now
+                _resolve_windows(ctx, win)
                 ph = st.phase if cand is None else st.phase[cand]
+            else:
+                pending = (opts != 0) & (st.claim_answer[win] == ANS_NONE)
+                order = _ASK_ORDER[st.active[win]]
+                pend_in_order = pending[np.arange(win.size)[:, None], order]
+                has = pend_in_order.any(1)
+                n_has = np.count_nonzero(has)
+                if n_has:
+                    st.current[win[has]] = order[has, pend_in_order[has].argmax(1)]
+                if n_has < win.size:
+                    _resolve_windows(ctx, win[~has])
+                    ph = st.phase if cand is None else st.phase[cand]
         pos = (ph == TURN).nonzero()[0]
         if not pos.size:
             return
