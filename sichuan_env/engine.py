@@ -73,6 +73,10 @@ _ASK_ORDER = (np.arange(4)[:, None] + _OFFSETS) % 4  # (4, 3): seats after s, in
 _IS_WINDOW = np.array([False, False, True, True, False])  # phase -> CLAIM or ROB
 _VOID_KINDS = np.concatenate([SUIT_OF[None, :] == np.arange(3)[:, None],
                               np.zeros((1, N_KINDS), bool)])  # void (-1 last) -> its kinds
+_VOID_CODE = (_VOID_KINDS * 30).astype(np.int8)  # void kinds -> 30 (see _KONG_OK)
+# [30 * void kind + 5 * meld code + standing copies] -> a kong of that kind may be declared
+_KONG_OK = np.array([(h == 4 and not v) or (m == MELD_PUNG and h >= 1)
+                     for v in range(2) for m in range(6) for h in range(5)])
 _ONE_TILE = np.eye(N_KINDS, dtype=np.int8)
 # [wall has a tile, copies the claimer holds] -> the OPT_* bits of a discard claim
 _CLAIM_OPTS = np.array([[0, 0, OPT_PUNG, OPT_PUNG, OPT_PUNG],
@@ -382,7 +386,7 @@ def _turn_options(st: State, ix: np.ndarray):
     seat = st.current[ix].astype(np.intp)
     h = st.hand[ix, seat]
     vd = st.void[ix, seat]
-    void_kinds = _VOID_KINDS[vd]  # void -1 (not chosen) -> no kinds
+    void_kinds = _VOID_KINDS.take(vd, axis=0)  # void -1 (not chosen) -> no kinds
     disc = h > 0
     held_void = disc & void_kinds
     has_void = held_void.any(1)
@@ -397,7 +401,7 @@ def _turn_options(st: State, ix: np.ndarray):
     after_pung = st.after_pung[ix]
     can_kong = ~after_pung & (_wall_left(st, ix) >= 1)
     m = st.meld[ix, seat]
-    kong = (((h == 4) & ~void_kinds) | ((m == MELD_PUNG) & (h >= 1))) & can_kong[:, None]
+    kong = _KONG_OK.take(m * np.int8(5) + h + _VOID_CODE.take(vd, axis=0)) & can_kong[:, None]
     q = (~(after_pung | pending | has_void)).nonzero()[0]  # Hu is possible
     hu = np.zeros(ix.size, bool)
     if q.size:
