@@ -81,10 +81,10 @@ class RulesAgent(GreedyAgent):
     def __init__(self, seed: int | None = None, *, defence: bool = True, value: bool = False,
                  pass_hu: bool = True, fan_cap: int = FAN_CAP_DEFAULT,
                  danger_weight: float = 0.0, steer: float = 0.5, fold_shanten: int = 3,
-                 fold_wall: int = 0, pass_wall: int = PASS_HU_WALL, fish_live: int = 4,
+                 fold_wall: int = 0, pass_wall: int = PASS_HU_WALL, fish_live: int = 3,
                  pung_strict: bool = False, lookahead: bool = True, void_bonus: float = 0.5,
                  wait_value: float = 0.5, step_base: float = 2.0, pung_look: bool = True,
-                 pung_margin: float = 0.0) -> None:
+                 pung_margin: float = 4.0, fish_value: int = 1) -> None:
         super().__init__(seed)
         self.defence = defence
         self.value = value
@@ -103,6 +103,7 @@ class RulesAgent(GreedyAgent):
         self.step_base = step_base
         self.pung_look = pung_look
         self.pung_margin = pung_margin
+        self.fish_value = fish_value
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
@@ -396,5 +397,6 @@ class RulesAgent(GreedyAgent):
         waits = hx.batch_wait_mask(v.hand, mk, v.own_void)
         waits[np.arange(m), t] = False
         live_other = (waits * v.live).sum(1)
-        fish = live_other >= self.fish_live  # many live waits: play for a self-draw
-        return cheap & ((big & (live_other >= 2)) | fish)
+        # many live waits: play for a self-draw
+        fish = (live_other >= self.fish_live) & (val <= self.fish_value)
+        return (cheap & big & (live_other >= 2)) | fish
