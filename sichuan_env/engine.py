@@ -523,10 +523,10 @@ def _apply_turn(ctx: _Ctx, ix: np.ndarray, a: np.ndarray) -> None:
     d = a < VOID_TILE
     nd = np.count_nonzero(d)
     if nd == ix.size:  # every table discards (the usual case)
-        _discard(ctx, ix, seat, (a - DISCARD).astype(np.int8))
+        _discard(ctx, ix, seat, a - DISCARD)
         return
     if nd:
-        _discard(ctx, ix[d], seat[d], (a[d] - DISCARD).astype(np.int8))
+        _discard(ctx, ix[d], seat[d], a[d] - DISCARD)
     k = (a >= KONG) & (a < PUNG)
     if np.count_nonzero(k):
         _own_kong(ctx, ix[k], seat[k], (a[k] - KONG).astype(np.int8))
@@ -618,7 +618,7 @@ def _draw(ctx: _Ctx, ix: np.ndarray, seat: np.ndarray) -> None:
             return
     _begin_turn(st, ix, seat)
     front = st.wall_front[ix]
-    tile = st.wall[ix, front]
+    tile = st.wall[ix, front].astype(np.intp)
     st.wall_front[ix] = front + 1
     st.hand[ix, seat, tile] += 1
     st.drawn_tile[ix] = tile
@@ -879,7 +879,7 @@ def _advance(ctx: _Ctx) -> None:
         forced = ~kong.any(1)
         if not np.count_nonzero(forced):
             return
-        t3, s3, k3 = t2[forced], s2[forced], k2[forced]
+        t3, s3, k3 = t2[forced], s2[forced], k2[forced].astype(np.intp)
         if ctx.ledger is not None:
             ctx.ledger.event(t3, s3, k3.astype(np.int64) + DISCARD, auto=True)
         _discard(ctx, t3, s3, k3)
