@@ -81,7 +81,7 @@ _ONE_TILE = np.eye(N_KINDS, dtype=np.int8)
 # [wall has a tile, copies the claimer holds] -> the OPT_* bits of a discard claim
 _CLAIM_OPTS = np.array([[0, 0, OPT_PUNG, OPT_PUNG, OPT_PUNG],
                         [0, 0, OPT_PUNG, OPT_PUNG | OPT_KONG, OPT_PUNG]], np.int8)
-_SEATS = np.arange(4)
+_OTHER_SEATS = np.arange(4)[:, None] != np.arange(4)  # [d] -> the seats other than d
 _BITS4 = np.array([1, 2, 4, 8])
 _ANSWER_OF_ACTION = np.zeros(N_ACTIONS, np.int8)
 _ANSWER_OF_ACTION[[PASS, PUNG, MELDED_KONG, HU]] = [ANS_PASS, ANS_PUNG, ANS_KONG, ANS_HU]
@@ -574,7 +574,7 @@ def _open_window(ctx: _Ctx, ix: np.ndarray, d: np.ndarray, t: np.ndarray, *,
     n = ix.size
     h = st.hand[ix]  # (n, 4, 27); the discarder's own row is never eligible
     vd = st.void[ix]
-    eligible = ~st.hu[ix] & (vd != SUIT_OF[t][:, None]) & (d[:, None] != _SEATS)
+    eligible = _OTHER_SEATS.take(d, axis=0) & ~st.hu[ix] & (vd != SUIT_OF.take(t)[:, None])
     wall_left = _wall_left(st, ix)
     if robbing:
         opts = np.zeros((n, 4), np.int8)
