@@ -1,49 +1,61 @@
-"""The rule-based bot: greedy tile efficiency plus hand value and defence, batched.
+"""The rule-based bot: greedy tile efficiency plus look-ahead, pung and Hu judgement.
 
 Starts from :class:`agents.greedy.GreedyAgent` (void suit by hand shape, void tiles
-first, lowest shanten then most live effective tiles, Hu when offered) and changes:
+first, lowest shanten then most live effective tiles, Hu when offered, kongs when the
+shanten does not rise) and changes what measured better against it (docs/ladder.md).
+Everything is batched over rows (numpy; the only loops are over a few fixed cases).
 
-**Value (steering toward big hands when close).** Every candidate discard gets an
-*effective shanten* ``min(sh, sh_flush - d_flush, sh_pairs - d_pairs, sh_pungs - d_pungs)``
-instead of the plain shanten ``sh``:
+**Look-ahead discards** (``lookahead``). Among the discards that leave the lowest
+shanten, when that shanten is 0 or 1 and there is a choice, each candidate's 13-tile hand
+gets a *worth* instead of greedy's count of live effective tiles:
 
-* ``sh_flush``: shanten counting only the tiles of the hand's main suit (the other suit's
-  tiles as if void), tried when at least ``FLUSH_MIN`` of the 14 tiles (melds included)
-  are of that suit and no meld is of another suit. Full Flush is 2 fans (x4).
-* ``sh_pairs``: seven-pairs shanten ``6 - pairs + max(0, 7 - kinds)`` (no melds; 2 fans).
-* ``sh_pungs``: All Pungs shanten from the pairs and pungs held (1 fan).
-* The bonuses ``d_*`` (in shanten steps) shrink to 0 as the wall runs out: late in the
-  deal being ready (and not paying the ready players) matters more than value.
-* Roots: a candidate that breaks up four identical tiles is slightly penalised.
+* ready (shanten 0): the sum over its waits of live copies x *wait weight* x
+  ``1 + wait_value (value - 1)`` (the hand value on that wait, ``hands.batch_fans`` /
+  ``batch_value``, no situational fans). The wait weight is 1 plus ``void_bonus`` per
+  live opponent whose revealed void suit holds the tile: that seat throws every copy it
+  draws, so the wait is likelier to come.
+* 1-shanten: two-step. For each effective draw t (live copies only), the best ready
+  hand reachable by drawing t and discarding one tile (its wait sum as above, without
+  the value factor, with one copy of t less live); the worth is the sum over t of
+  live copies x (``step_base`` + that best wait sum).
+* shanten 2 and more: greedy's live effective tiles. Ties: the most isolated tile.
 
-**Passing a cheap Hu.** A Hu on a discard worth 1 point is passed when the wall still
-holds at least ``PASS_HU_WALL`` tiles, the hand waits on another tile worth at least 4
-points (``batch_theoretical_max`` of the hand) and that better wait has >= 2 live copies.
-A self-drawn Hu and every Hu late in the deal are always taken.
+**Pungs** (``pung_look``). A pung that greedy would make (shanten not higher) is made
+only if the worth of the hand after the pung and its best discard exceeds the worth of
+the hand as it stands by at least ``pung_margin`` (worth: ``-1000 x shanten`` plus the
+look-ahead worth above, or the live effective tiles from shanten 2 on). It keeps
+two-sided waits and useful pairs instead of trading them for a turn. Hands still holding
+void tiles decide as greedy. Kongs (melded, concealed, promoted) stay greedy's: their
+income and fan are worth a flat shape.
 
-**Defence.** Each live opponent gets a *threat* in 0..1: 0 after its Hu or before its
-void suit is revealed; it grows with its discards (a proxy for time in the deal), with its
-melds (3+ melds: close to ready), and when a seat next to it has already won (the deal is
-advanced); it is damped when its latest discard was of its own void suit (it still held
-a void tile, so it was not ready). The *danger* of a tile is the sum over opponents of
-threat x tile risk; tile risk is 0 for the opponent's void suit (it can never win on it),
-lower for tiles it has discarded itself, for terminals and for tiles with no unseen copy
-left. Danger is subtracted from the discard score with a weight that is small while the
-own hand is near ready (a tie-break among equal discards) and large -- worth more than
-one shanten step -- when the own hand is 2+ from ready and a threat is high or the wall
-is short (fold: throw safe tiles). Void-suit tiles, thrown first anyway, go out safest
-first.
+**Passing a cheap Hu on a discard** (``pass_hu``; self-drawn Hu and every Hu with fewer
+than ``pass_wall`` wall tiles left are always taken). A discard Hu worth 1 point is
+passed when the hand also waits on a tile worth at least 4 points
+(``batch_theoretical_max``) with >= 2 live copies, and a discard Hu worth at most
+``fish_value`` when the other waits have >= ``fish_live`` live copies: a self-draw pays
+value + 1 from every opponent still in the deal, and the passed-Hu rule only blocks
+discard Hu until the next own draw.
 
-*Measured:* with any positive ``danger_weight`` or folding the bot lost to greedy (its Hu
-rate fell more than its deal-ins did: in this game a deal-in costs ~1.5 points while
-winning and leaving the deal saves later payments), so the defaults are
-``danger_weight=0`` and ``fold_wall=0``: danger only orders the void-suit discards.
-``steer=0.5`` scales the value bonuses; ``fish_live=4`` also passes a 1-point discard Hu
-early when 4+ live copies of the waits remain (to play for a self-draw, worth value + 1
-from each opponent). As of docs/ladder.md this bot is *not* yet better than greedy.
+**Defence.** Void-suit tiles (thrown first) go out safest first: each live opponent gets
+a *threat* in 0..1 (grows with its discards and melds, damped when its latest discard was
+of its own void suit) and each tile a *danger* (threat x tile risk: 0 in that opponent's
+void suit, lower for tiles it discarded itself, for terminals and for kinds with no
+unseen copy). Danger on ordinary discards (``danger_weight``) and folding
+(``fold_wall``) are off: measured, they cost more wins than they saved deal-ins
+(a deal-in costs ~1.5 points while winning leaves the deal and stops later payments);
+``danger_weight`` 0.5 or 2 on the look-ahead scale measured neutral.
 
-**Claims.** As greedy (pung/kong only when the shanten does not rise), except that a
-pung is declined when seven pairs is the hand's best route.
+**Off by default (measured worse):** ``value=True`` -- steering discards toward Full
+Flush / Seven Pairs / All Pungs by an *effective shanten* with bonuses that shrink as
+the wall runs out, keeping four identical tiles, and declining pungs when seven pairs is
+the best route -- raised the average winning value but lowered the Hu rate
+(-0.055 points/deal against the same bot without it). ``pung_strict`` (pung only when
+the shanten falls) is superseded by ``pung_look``.
+
+*Measured* (``python -m agents.arena --seats rules,greedy,greedy,greedy``, 20000 deals,
+duplicate, seed 2): look-ahead alone +0.061 points/deal over greedy, with ``pung_look``
++0.160, ``pung_margin`` 4 +0.181, ``fish_live`` 3 +0.198 (pung margins 0/4/10/25/never:
++0.160/+0.181/+0.164/+0.144/+0.092). Final figures on seed 1: docs/ladder.md.
 
 **Flower pig.** Void tiles are always discarded first, so the bot only ends as a flower
 pig if the wall ends before it drew enough turns to discard them all.
@@ -74,7 +86,7 @@ FAN_CAP_DEFAULT = 3
 
 
 class RulesAgent(GreedyAgent):
-    """Greedy + value + defence (see the module docstring)."""
+    """Greedy + look-ahead discards, judged pungs, Hu passing (see the module docstring)."""
 
     name = "rules"
 
