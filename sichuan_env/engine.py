@@ -225,6 +225,7 @@ def _reset_deal_fields(st: State, ix: np.ndarray, dealer: np.ndarray) -> None:
     st.hu[ix] = False
     st.hu_tile[ix] = -1
     st.hu_rank[ix] = -1
+    st.hu_from[ix] = -1
     st.scores[ix] = 0
     st.nonvoid_discard[ix] = False
     st.kong_income[ix] = 0
@@ -691,6 +692,7 @@ def _self_drawn_hu(ctx: _Ctx, ix: np.ndarray, seat: np.ndarray) -> None:
     st.hu_rank[ix, seat] = st.hu[ix].sum(1)
     st.hu[ix, seat] = True
     st.hu_tile[ix, seat] = win
+    st.hu_from[ix, seat] = seat
     _after_hu(ctx, ix, seat)
 
 
@@ -819,6 +821,7 @@ def _discard_hu(ctx: _Ctx, ix: np.ndarray, winners: np.ndarray, robbing: np.ndar
     st.hu[ix[r], s] = True
     st.hu_tile[ix[r], s] = t[r]
     st.hu_rank[ix[r], s] = rank[r]
+    st.hu_from[ix[r], s] = d[r]
     st.claim_tile[ix] = -1
     offset = np.where(winners, (np.arange(4)[None, :] - d[:, None]) % 4, 0)
     last = ((d + offset.max(1)) % 4).astype(np.int8)

@@ -23,11 +23,12 @@ exposed_kong[r]        4     seat r has a melded, promoted or postponed kong of 
 discards[r]            4     seat r's discards of this kind / 4 (claimed ones included)
 recent_discard[r][j]   16    seat r's (j+1)-th most recent discard, one-hot; j = 0..3
 void_revealed[r]       4     1 on the 9 kinds of seat r's forbidden suit once revealed
-hu_tile[r]             4     seat r has won (Hu) with this tile, one-hot
+hu_tile[r]             4     seat r has won (Hu) with this tile, one-hot (another seat's
+                             self-drawn winning tile is face down: its plane stays 0)
 claim_tile             1     the tile under claim (a discard or a tile added to a kong)
 live_discards          1     discards still lying on the table (not claimed or won) / 4
 visible                1     copies I can see: my hand + set-aside + every meld + live
-                             discards + won tiles, / 4 (so 1 - visible = unseen share)
+                             discards + winning tiles shown, / 4 (1 - visible = unseen)
 --- scalar features, broadcast over the 27 columns ---
 phase                  5     one-hot: void, turn, claim, rob, done
 wall_left              1     tiles left in the wall / 55
@@ -128,6 +129,7 @@ OBS_SHAPE: tuple[int, int] = (N_CHANNELS, N_KINDS)
 ORACLE_OBS_SHAPE: tuple[int, int] = (N_ORACLE_CHANNELS, N_KINDS)
 
 _C = {name: first for name, (first, _) in PLANES.items()}
+_OTHERS = np.array([False, True, True, True])  # relative seats 1..3
 _SUIT_ROWS = np.repeat(np.eye(3, dtype=np.float32), 9, axis=1)  # (3, 27): suit -> its kinds
 _SUIT_ROWS_PAD = np.concatenate([_SUIT_ROWS, np.zeros((1, N_KINDS), np.float32)])  # -1 -> 0
 _MELD_TILES = np.array([0, 3, 4, 4, 4, 4], np.int8)  # meld code -> tiles in it
@@ -319,8 +321,12 @@ def _fill(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) ->
     recent = np.concatenate((_NO_TILES[: n * 4], river), axis=1)[np.arange(n * 4)[:, None], at]
 
     # --- one-hot tile planes: set-aside, drawn, recent discards, Hu tiles, tile under claim
+    # (another seat's self-drawn winning tile is turned face down: not shown)
+    hu_tile = _per_seat(state.hu_tile, ts)
+    hidden_win = (_per_seat(state.hu_from, ts) == ts % 4) & _OTHERS
+    shown_hu = np.where(hidden_win, -1, hu_tile)
     tiles = np.concatenate((sa[:, None], drawn[:, None], recent.reshape(n, 16),
-                            _per_seat(state.hu_tile, ts), claim[:, None]), axis=1)
+                            shown_hu, claim[:, None]), axis=1)
     one_hot = _ONE_HOT_PAD.take(tiles, axis=0)  # (n, 23, 27); kind -1 -> zeros
     c = _C["set_aside"]
     out[:, c : c + 2] = one_hot[:, :2]
@@ -341,6 +347,9 @@ def _fill(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) ->
     out[:, _C["live_discards"]] = live * f32(0.25)
     visible = (hand + live + state.won_tiles[rows] + _MELD_TILES.take(meld).sum(1, np.int8)
                + one_hot[:, 0])
+    if hidden_win.any():
+        visible = visible - _ONE_HOT_PAD.take(np.where(hidden_win, hu_tile, -1), axis=0).sum(
+            1, dtype=np.int8)
     out[:, _C["visible"]] = visible * f32(0.25)
 
     # --- scalars, gathered in one (n, k) array, scaled, clipped and broadcast over the tiles

@@ -102,7 +102,13 @@ def _seat_view(state: State, t: int, seat: int, viewer: int | None, ascii: bool)
         void = "-"
     hu = ""
     if state.hu[t, seat]:
-        hu = f"HU#{int(state.hu_rank[t, seat]) + 1} on {_tile(int(state.hu_tile[t, seat]), ascii)}"
+        self_drawn = int(state.hu_from[t, seat]) == seat
+        if self_drawn and not shown:  # a self-drawn winning tile is turned face down
+            hu = f"HU#{int(state.hu_rank[t, seat]) + 1} self-drawn"
+        else:
+            tile = _tile(int(state.hu_tile[t, seat]), ascii)
+            how = "self-drawn" if self_drawn else f"from seat {int(state.hu_from[t, seat])}"
+            hu = f"HU#{int(state.hu_rank[t, seat]) + 1} on {tile} ({how})"
     return {
         "hand": hand_s,
         "aside": aside,

@@ -55,6 +55,8 @@ class State(NamedTuple):
     hu: np.ndarray  # (B, 4) bool: seat has declared Hu
     hu_tile: np.ndarray  # (B, 4) int8: the winning tile, -1
     hu_rank: np.ndarray  # (B, 4) int8: 0 for the first winner, 1, 2; -1 not won
+    hu_from: np.ndarray  # (B, 4) int8: who paid the Hu (discarder or kong declarer); the
+    #                      winner itself when self-drawn (its winning tile stays hidden); -1
     scores: np.ndarray  # (B, 4) int32: points this deal
     match_scores: np.ndarray  # (B, 4) int32: points of the finished deals of this match
     nonvoid_discard: np.ndarray  # (B, 4) bool: has discarded a tile not of its void suit
@@ -125,6 +127,7 @@ def empty_state(B: int, rules: Rules) -> State:
         hu=np.zeros((B, 4), bool),
         hu_tile=np.full((B, 4), -1, i8),
         hu_rank=np.full((B, 4), -1, i8),
+        hu_from=np.full((B, 4), -1, i8),
         scores=np.zeros((B, 4), np.int32),
         match_scores=np.zeros((B, 4), np.int32),
         nonvoid_discard=np.zeros((B, 4), bool),
