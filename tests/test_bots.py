@@ -235,3 +235,16 @@ def test_rules_pungs_only_when_the_hand_gets_better():
     st = _claim_state("123456789m55p19p", "s", "5p")
     a, mask = _decide(RulesAgent(), st)
     assert mask[0, PUNG] and a[0] == PUNG
+
+
+def test_rules_passes_a_cheap_discard_hu_to_fish_for_a_self_draw():
+    # ready on 1p/4p; 1p is offered for a 1-point Hu, 4p still has 4 live copies
+    st = _claim_state("123456789m2355p", "s", "1p")
+    a, mask = _decide(RulesAgent(), st)
+    assert mask[0, HU] and a[0] == PASS
+    a, _ = _decide(GreedyAgent(), st)
+    assert a[0] == HU
+    # late in the deal the Hu is taken
+    st.wall_front[0] = st.wall_back[0] - 10
+    a, _ = _decide(RulesAgent(), st)
+    assert a[0] == HU
