@@ -1,6 +1,6 @@
 """Train a masked PPO agent on the batched environment and measure it against the bots.
 
-    python train.py                      # the default demo: ~8 minutes on 2 CPU cores
+    python train.py                      # the default demo: ~5 minutes on 2 CPU cores
     python train.py --total-steps 3000000 --tables 256 --opponents greedy --out runs/long
 
 Uses sb3-contrib's MaskablePPO (illegal actions are masked out of the policy) on
