@@ -344,7 +344,7 @@ def run_arena(
         raise ValueError(f"four seats are needed, got {len(agents)}")
     if deals < 1:
         raise ValueError("deals must be >= 1")
-    rules = rules if isinstance(rules, Rules) else get_rules(rules)
+    rules = get_rules(rules)
     aseed = seed if agent_seed is None else agent_seed
     names, objs, seat_agent = _make_agents(agents, aseed)
     if duplicate:

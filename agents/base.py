@@ -115,7 +115,7 @@ def validate_agent(
     """Play ``n_deals`` deals (one table each, all four seats played by ``agent``, batched)
     and raise :class:`~sichuan_env.engine.IllegalActionError` at the first illegal action,
     or ``ValueError`` when ``act_batch`` returns the wrong shape."""
-    rules = rules if isinstance(rules, Rules) else get_rules(rules)
+    rules = get_rules(rules)
     st = engine.reset(np.arange(seed, seed + n_deals), rules)
     use_obs = needs_observation(agent)
     for _ in range(max_steps):

@@ -98,7 +98,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 f"render_mode {render_mode!r} not supported; use one of "
                 f"{self.metadata['render_modes']} or None"
             )
-        self.rules = rules if isinstance(rules, Rules) else get_rules(rules)
+        self.rules = get_rules(rules)
         self.render_mode = render_mode
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)

@@ -85,7 +85,6 @@ _OTHER_SEATS = np.arange(4)[:, None] != np.arange(4)  # [d] -> the seats other t
 _BITS4 = np.array([1, 2, 4, 8])
 _ANSWER_OF_ACTION = np.zeros(N_ACTIONS, np.int8)
 _ANSWER_OF_ACTION[[PASS, PUNG, MELDED_KONG, HU]] = [ANS_PASS, ANS_PUNG, ANS_KONG, ANS_HU]
-_NO_FLAGS = None
 
 
 class IllegalActionError(ValueError):
@@ -157,7 +156,7 @@ def reset(
     dealer: int | Sequence[int] = 0,
 ) -> State:
     """Deal B tables, one per seed (an int means one table). Seat ``dealer`` deals first."""
-    rules = rules if isinstance(rules, Rules) else get_rules(rules)
+    rules = get_rules(rules)
     seeds = np.atleast_1d(np.asarray(seeds))
     if seeds.ndim != 1 or seeds.size == 0 or seeds.dtype.kind not in "iu":
         raise ValueError("seeds must be a non-empty sequence of integers")
@@ -181,7 +180,7 @@ def reset_from_deal(
     """One table from given hands (tile strings or count vectors; the dealer 14 tiles, the
     others 13) and a wall in draw order (a tile string or kinds; at most 55 tiles; a short
     wall simply makes a short deal)."""
-    rules = rules if isinstance(rules, Rules) else get_rules(rules)
+    rules = get_rules(rules)
     if len(hands) != 4:
         raise ValueError(f"expected 4 hands, got {len(hands)}")
     if not 0 <= int(dealer) <= 3:
@@ -346,11 +345,9 @@ def _pay_from_others(ctx: _Ctx, ix: np.ndarray, seat: np.ndarray, points: np.nda
 
 def _kong_income(ctx: _Ctx, ix: np.ndarray, seat: np.ndarray, paid: np.ndarray) -> None:
     st = ctx.st
-    n = ix.size
     st.kong_income[ix, :, seat] += paid.astype(np.int16)
     st.turn_kong_paid[ix] += paid.astype(np.int16)
     st.kong_this_turn[ix] = True
-    del n
 
 
 # ----------------------------------------------------------------------------- legal mask
@@ -935,7 +932,6 @@ def settlement_states(st: State, ix: np.ndarray) -> tuple[np.ndarray, ...]:
 def _settle_wall(ctx: _Ctx, ix: np.ndarray) -> None:
     st = ctx.st
     rules = ctx.rules
-    n = ix.size
     if ctx.ledger is not None:
         ctx.ledger.settle(ix)
     pig, ready, tmax = settlement_states(st, ix)
@@ -955,4 +951,3 @@ def _settle_wall(ctx: _Ctx, ix: np.ndarray) -> None:
     if R.any():
         _pay_matrix(ctx, ix, R.transpose(0, 2, 1), "kong_refund")
         st.kong_income[ix] -= R.astype(np.int16)
-    del n

@@ -47,7 +47,7 @@ class Game:
     # ------------------------------------------------------------------ construction
     @classmethod
     def new(cls, seed: int, rules: Rules | str | None = "mil", *, dealer: int = 0) -> Game:
-        return cls(engine.reset([seed], _rules(rules), dealer=dealer), seed=seed)
+        return cls(engine.reset([seed], get_rules(rules), dealer=dealer), seed=seed)
 
     @classmethod
     def from_deal(
@@ -57,7 +57,7 @@ class Game:
         dealer: int = 0,
         rules: Rules | str | None = "mil",
     ) -> Game:
-        return cls(engine.reset_from_deal(hands, wall, dealer=dealer, rules=_rules(rules)))
+        return cls(engine.reset_from_deal(hands, wall, dealer=dealer, rules=get_rules(rules)))
 
     # ------------------------------------------------------------------ reading
     @property
@@ -200,6 +200,4 @@ class Game:
             self._builder.feed(entries[used + 1 :], None)
 
 
-def _rules(rules: Rules | str | None) -> Rules:
-    return rules if isinstance(rules, Rules) else get_rules(rules)
 

@@ -95,7 +95,7 @@ class SichuanSingleEnv(gym.Env):
             raise ValueError(f"render_mode {render_mode!r} not supported")
         if learner_seat != "random" and learner_seat not in (0, 1, 2, 3):
             raise ValueError(f"learner_seat must be 0..3 or 'random', got {learner_seat!r}")
-        self.rules = rules if isinstance(rules, Rules) else get_rules(rules)
+        self.rules = get_rules(rules)
         self.learner_seat_option = learner_seat
         self.opponents = opponent_list(opponents)
         self._default_opponents = opponents is None

@@ -65,7 +65,7 @@ def _put_row(st: State, row: int, new: State) -> None:
 def selfplay(deals: int, seed: int, rules: Rules | str | None = "mil", *, tables: int = 64,
              legal: bool = False) -> Iterator[dict[str, Any]]:
     """Yield ``deals`` records of random legal play, in deal order."""
-    rules = rules if isinstance(rules, Rules) else get_rules(rules)
+    rules = get_rules(rules)
     if rules.deals_per_match != 1:
         rules = rules.replace(deals_per_match=1)
     if deals <= 0:

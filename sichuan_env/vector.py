@@ -111,7 +111,7 @@ class SichuanVecEnv(VecEnv):
             seats
         ):
             raise ValueError(f"learner_seats must be distinct seats 0..3, got {learner_seats}")
-        self.rules = rules if isinstance(rules, Rules) else get_rules(rules)
+        self.rules = get_rules(rules)
         self.num_tables = int(num_tables)
         self.learner_seats = seats
         self.render_mode = render_mode
