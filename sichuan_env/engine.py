@@ -15,6 +15,9 @@ together when the last one is in (Hu beats pung/kong; every Hu succeeds).
 Work is vectorised over tables: each kernel below acts on an index array of the tables in
 one situation. The only Python loops are over the few situations, never over tables,
 seats' hands or tiles (except when a :class:`Ledger` is given, for game records).
+A batch of one table (the AEC env, :class:`~sichuan_env.game.Game`) takes a scalar path for
+the two commonest decisions, a discard and a pass, which does the same work with scalar
+reads and writes (see "one table" below; tests compare it with the batched kernels).
 """
 
 from __future__ import annotations
@@ -445,6 +448,11 @@ def step(
     st = state if inplace else state.copy()
     rewards = np.zeros((B, 4), dtype=np.float32)
     ctx = _Ctx(st, rewards, ledger)
+    if B == 1 and _step_single_table(ctx, int(actions[0])):
+        done = st.done.copy()
+        if autoreset and done[0]:
+            st = reset_done(st)
+        return st, rewards, done
     ph = st.phase
     ix_void = (live & (ph == VOID)).nonzero()[0]
     ix_turn = (live & (ph == TURN)).nonzero()[0]
@@ -460,6 +468,151 @@ def step(
     if autoreset and np.count_nonzero(done):
         st = reset_done(st)
     return st, rewards, done
+
+
+# ----------------------------------------------------------------------------- one table
+# The common transitions of a single table (the AEC env, Game, terminal play) written with
+# scalar reads and writes, which cost a tenth of a numpy call on a one-row index array.
+# They change exactly the fields the batched kernels change (tests compare the two paths
+# step by step); anything rarer falls through to the batched kernels.
+
+_IX0 = np.zeros(1, np.intp)
+_ASK_ORDER_LISTS = _ASK_ORDER.tolist()
+_CLAIM_OPTS_LISTS = _CLAIM_OPTS.tolist()
+_NEXT_NON_HU_LIST = _NEXT_NON_HU.tolist()
+_BITS4_LIST = _BITS4.tolist()
+
+
+def _step_single_table(ctx: _Ctx, a: int) -> bool:
+    """Apply action ``a`` on table 0 of a one-table batch if it is a common case; returns
+    False (having changed nothing) when the batched kernels must do it."""
+    st = ctx.st
+    if st.done[0]:
+        return False
+    phase = int(st.phase[0])
+    seat = int(st.current[0])
+    if phase == TURN and DISCARD <= a < VOID_TILE and st.set_aside[0, seat] < 0:
+        if ctx.ledger is not None:
+            ctx.ledger.event(_IX0, np.array([seat]), np.array([a]))
+        _discard_single(ctx, seat, a - DISCARD)
+    elif phase in (CLAIM, ROB) and a == PASS:
+        if ctx.ledger is not None:
+            ctx.ledger.event(_IX0, np.array([seat]), np.array([a]))
+        st.claim_answer[0, seat] = ANS_PASS
+        _ask_next_single(ctx)
+    else:
+        return False
+    return True
+
+
+def _discard_single(ctx: _Ctx, seat: int, k: int) -> None:
+    """Table 0: ``seat`` discards kind ``k`` from its hand (no set-aside tile pending)."""
+    st = ctx.st
+    st.hand[0, seat, k] -= 1
+    st.void_revealed[0, seat] = True
+    pos = int(st.river_len[0, seat])
+    st.river[0, seat, pos] = k
+    st.river_len[0, seat] = pos + 1
+    st.live_discards[0, k] += 1
+    if k // 9 != st.void[0, seat]:
+        st.nonvoid_discard[0, seat] = True
+    st.shoot_flag[0] = st.kong_this_turn[0]
+    _open_window_single(ctx, seat, k)
+
+
+def _open_window_single(ctx: _Ctx, d: int, t: int) -> None:
+    """Table 0: offer discard ``t`` of seat ``d`` to the others (as :func:`_open_window`),
+    then ask the first seat with an option or settle the window at once."""
+    st = ctx.st
+    hu = st.hu[0].tolist()
+    void = st.void[0].tolist()
+    set_aside = st.set_aside[0].tolist()
+    held = st.hand[0, :, t].tolist()
+    suit = t // 9
+    wall_left = int(st.wall_back[0]) - int(st.wall_front[0])
+    claim_opts = _CLAIM_OPTS_LISTS[wall_left >= 1]
+    opts = [0, 0, 0, 0]
+    may_hu = []
+    for s in _ASK_ORDER_LISTS[d]:
+        if hu[s] or void[s] == suit:
+            continue
+        opts[s] = claim_opts[held[s]]
+        if set_aside[s] < 0:
+            may_hu.append(s)
+    value = [0, 0, 0, 0]
+    if may_hu:
+        c = np.array(may_hu)
+        hands = st.hand[0, c] + _ONE_TILE[t]
+        melds = st.meld[0, c]
+        vd = st.void[0, c]
+        complete = hx.batch_is_complete(hands, (melds > 0).sum(1), vd)
+        if complete.any():
+            c, hands, melds, vd = c[complete], hands[complete], melds[complete], vd[complete]
+            n = c.size
+            _, val = _hu_fans(hands, melds, np.full(n, t, np.int8), vd,
+                              shoot=bool(st.shoot_flag[0]), sea=wall_left == 0,
+                              fan_cap=ctx.rules.fan_cap)
+            passed = st.passed_hu[0, c]
+            ok = ((passed == 0) | (val > passed)).tolist()
+            for s, v, o in zip(c.tolist(), val.tolist(), ok, strict=True):
+                value[s] = v
+                if o:
+                    opts[s] |= OPT_HU
+    st.claim_opts[0] = opts
+    st.claim_value[0] = value
+    st.claim_answer[0] = ANS_NONE
+    st.claim_tile[0] = t
+    st.active[0] = d
+    st.current[0] = d
+    st.phase[0] = CLAIM
+    _ask_next_single(ctx)
+
+
+def _ask_next_single(ctx: _Ctx) -> None:
+    """Table 0 in a claim window: ask the next seat that has an option and no answer yet
+    (counter-clockwise from the discarder); when a claim window has nobody left to ask and
+    no answer but passes, the next seat draws. Other outcomes go to :func:`_advance`."""
+    st = ctx.st
+    opts = st.claim_opts[0].tolist()
+    answers = st.claim_answer[0].tolist()
+    d = int(st.active[0])
+    for s in _ASK_ORDER_LISTS[d]:
+        if opts[s] and answers[s] == ANS_NONE:
+            st.current[0] = s
+            return
+    if st.phase[0] != CLAIM or any(a not in (ANS_NONE, ANS_PASS) for a in answers):
+        _advance(ctx)
+        return
+    if any((o & OPT_HU) for o in opts):  # declined Hu options restrict later Hu
+        _advance(ctx)
+        return
+    st.claim_tile[0] = -1
+    hu_bits = sum(_BITS4_LIST[s] for s, won in enumerate(st.hu[0].tolist()) if won)
+    _draw_single(ctx, _NEXT_NON_HU_LIST[16 * d + hu_bits])
+
+
+def _draw_single(ctx: _Ctx, seat: int) -> None:
+    """Table 0: ``seat`` draws from the front (as :func:`_draw`), then forced moves."""
+    st = ctx.st
+    if st.wall_back[0] - st.wall_front[0] <= 0:
+        _end_deal(ctx, _IX0, END_WALL)
+        return
+    st.phase[0] = TURN
+    st.current[0] = seat
+    st.active[0] = seat
+    st.drawn_replacement[0] = False
+    st.after_pung[0] = False
+    st.kong_this_turn[0] = False
+    st.turn_kong_paid[0] = 0
+    st.shoot_flag[0] = False
+    front = int(st.wall_front[0])
+    tile = int(st.wall[0, front])
+    st.wall_front[0] = front + 1
+    st.hand[0, seat, tile] += 1
+    st.drawn_tile[0] = tile
+    st.passed_hu[0, seat] = 0
+    if st.set_aside[0, seat] >= 0:  # a forced discard may follow
+        _advance(ctx)
 
 
 def _validate(state: State, actions: np.ndarray, live: np.ndarray,
