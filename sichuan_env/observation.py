@@ -52,7 +52,9 @@ forbidden suits, Hu options or passed-Hu values, nor the wall (only its length);
 ``tests/test_observation.py`` checks this by changing those fields.
 
 Both encoders are vectorised over tables (the Python loops run over 4 seats or 4 recent
-discards, never over tables). ``rows`` restricts the work to some tables.
+discards, never over tables). ``rows`` restricts the work to some tables. A single
+observation (the AEC env's ``observe``) is written by a scalar path that produces the same
+planes (tests compare the two).
 """
 
 from __future__ import annotations
@@ -191,6 +193,9 @@ def fill_observations(state: State, seats: np.ndarray, rows: np.ndarray, out: np
 
 
 def _fill_chunked(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
+    if rows.size == 1:
+        _fill_one(state, int(rows[0]), int(seats[0]), out[0])
+        return
     for s in range(0, rows.size, _CHUNK):  # a few chunks of tables, not a loop over tables
         _fill(state, rows[s : s + _CHUNK], seats[s : s + _CHUNK], out[s : s + _CHUNK])
 
@@ -369,6 +374,116 @@ def _fill(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) ->
     np.minimum(sc, high, out=sc)
     np.maximum(sc, low, out=sc)
     out[:, _SCALAR0:N_CHANNELS] = sc[:, :, None]
+
+
+# ----------------------------------------------------------------------------- one table
+# One observation (the AEC env, Game, terminal play): the planes of _fill written with
+# scalar reads and one scatter of the one-hot entries, several times cheaper than _fill on
+# one row; tests compare the two on many states.
+
+_REL_LISTS = _REL.tolist()
+_T4_COLUMN = np.arange(4)[:, None]
+_BIN_OFFSET_4 = np.arange(4)[:, None] * (N_KINDS + 1) + 1
+_MELD_CHANNEL = [0, _C["pung"], _C["concealed_kong"], _C["exposed_kong"], _C["exposed_kong"],
+                 _C["exposed_kong"]]  # meld code -> first channel of its plane (0: none)
+assert _C["concealed_kong"] == _C["pung"] + 4 and _C["exposed_kong"] == _C["pung"] + 8
+assert PUNG == 1 and CONCEALED_KONG == 2 and TURN == 1
+_PHASE_LISTS = np.eye(5, dtype=int).tolist()
+
+
+def _fill_one(state: State, t: int, s: int, out: np.ndarray) -> None:
+    """:func:`_fill` for seat ``s`` at table ``t``; ``out`` (N_CHANNELS, 27) zeros."""
+    rel = _REL_LISTS[s]  # absolute seat of relative seat r
+    ones: list[int] = []  # flat (channel * 27 + kind) positions of the one-hot entries
+    hand = state.hand[t, s]
+    np.greater(hand, _T4_COLUMN, out=out[_C["hand"] : _C["hand"] + 4])
+    sa = int(state.set_aside[t, s])
+    if sa >= 0:
+        ones.append(_C["set_aside"] * N_KINDS + sa)
+    phase = int(state.phase[t])
+    active = int(state.active[t])
+    if phase == TURN and active == s:
+        drawn = int(state.drawn_tile[t])
+        if drawn >= 0:
+            ones.append(_C["drawn"] * N_KINDS + drawn)
+    in_window = phase in (PHASE_CLAIM, ROB)
+    if in_window:
+        claim = int(state.claim_tile[t])
+        if claim >= 0:
+            ones.append(_C["claim_tile"] * N_KINDS + claim)
+
+    void = state.void[t].tolist()
+    if void[s] >= 0:
+        first = _C["my_void"] * N_KINDS + 9 * void[s]
+        ones.extend(range(first, first + 9))
+    revealed = state.void_revealed[t].tolist()
+    hu_tile = state.hu_tile[t].tolist()
+    hu_from = state.hu_from[t].tolist()
+    river_len = state.river_len[t].tolist()
+    river = state.river[t]
+    hidden_wins: list[int] = []  # kinds of other seats' face-down (self-drawn) winning tiles
+    for r, a in enumerate(rel):
+        if revealed[a] and void[a] >= 0:
+            first = (_C["void_revealed"] + r) * N_KINDS + 9 * void[a]
+            ones.extend(range(first, first + 9))
+        k = hu_tile[a]
+        if k >= 0:
+            if r and hu_from[a] == a:
+                hidden_wins.append(k)
+            else:
+                ones.append((_C["hu_tile"] + r) * N_KINDS + k)
+        n = river_len[a]
+        if n:
+            first = (_C["recent_discard"] + 4 * r) * N_KINDS
+            for j, k in enumerate(river[a, max(n - 4, 0) : n].tolist()[::-1]):
+                ones.append(first + j * N_KINDS + k)
+
+    meld = state.meld[t]
+    seat_of, kind_of = np.nonzero(meld)
+    if seat_of.size:
+        codes = meld[seat_of, kind_of].tolist()
+        for a, k, code in zip(seat_of.tolist(), kind_of.tolist(), codes, strict=True):
+            ones.append((_MELD_CHANNEL[code] + (a - s) % 4) * N_KINDS + k)
+    out.reshape(-1)[ones] = 1.0
+
+    counts = np.bincount((state.river[t, rel] + _BIN_OFFSET_4).ravel(), minlength=4 * 28)
+    np.multiply(counts.reshape(4, N_KINDS + 1)[:, 1:], 0.25,
+                out=out[_C["discards"] : _C["discards"] + 4])
+    live = state.live_discards[t]
+    np.multiply(live, np.float32(0.25), out=out[_C["live_discards"]])
+    visible = hand + live + state.won_tiles[t]
+    if seat_of.size:
+        visible += _MELD_TILES.take(meld).sum(0, np.int8)
+    if sa >= 0:
+        visible[sa] += 1
+    for k in hidden_wins:
+        visible[k] -= 1
+    np.multiply(visible, np.float32(0.25), out=out[_C["visible"]])
+
+    scores = state.scores[t].tolist()
+    match_scores = state.match_scores[t].tolist()
+    hu = state.hu[t].tolist()
+    dealer = [0, 0, 0, 0]
+    dealer[(int(state.dealer[t]) - s) % 4] = 1
+    claim_from = [0, 0, 0, 0]
+    if in_window:
+        claim_from[(active - s) % 4] = 1
+    values = (
+        _PHASE_LISTS[phase]
+        + [int(state.wall_back[t]) - int(state.wall_front[t])]
+        + [scores[a] for a in rel]
+        + [match_scores[a] for a in rel]
+        + dealer
+        + [hu[a] for a in rel]
+        + claim_from
+        + [int(state.passed_hu[t, s]), int(state.deal_index[t])]
+    )
+    scale, low, high = _scalar_scale(state.rules)
+    sc = np.array(values, np.float32)
+    sc *= scale
+    np.minimum(sc, high, out=sc)
+    np.maximum(sc, low, out=sc)
+    out[_SCALAR0:N_CHANNELS] = sc[:, None]
 
 
 def observation_bounds(oracle: bool = False) -> tuple[np.ndarray, np.ndarray]:
