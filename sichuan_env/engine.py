@@ -362,6 +362,8 @@ def legal_mask(state: State) -> np.ndarray:
     Finished tables have no legal action (a step ignores them)."""
     st = state
     B = st.batch_size
+    if B == 1:
+        return _legal_mask_single(st)
     mask = np.zeros((B, N_ACTIONS), dtype=bool)
     ph = st.phase
     ix = (ph == VOID).nonzero()[0]
@@ -589,6 +591,45 @@ def _ask_next_single(ctx: _Ctx) -> None:
     st.claim_tile[0] = -1
     hu_bits = sum(_BITS4_LIST[s] for s, won in enumerate(st.hu[0].tolist()) if won)
     _draw_single(ctx, _NEXT_NON_HU_LIST[16 * d + hu_bits])
+
+
+def _legal_mask_single(st: State) -> np.ndarray:
+    """:func:`legal_mask` of a one-table batch, with scalar reads."""
+    mask = np.zeros((1, N_ACTIONS), dtype=bool)
+    row = mask[0]
+    phase = int(st.phase[0])
+    seat = int(st.current[0])
+    if phase == TURN:
+        h = st.hand[0, seat]
+        vd = int(st.void[0, seat])
+        disc = row[DISCARD:VOID_TILE]
+        np.greater(h, 0, out=disc)
+        has_void = vd >= 0 and bool(disc[9 * vd : 9 * vd + 9].any())
+        if has_void and st.rules.strict_void:
+            held = disc[9 * vd : 9 * vd + 9].copy()
+            disc[:] = False
+            disc[9 * vd : 9 * vd + 9] = held
+        sa = int(st.set_aside[0, seat])
+        if sa >= 0:
+            disc[:] = False
+            disc[sa] = True
+        after_pung = bool(st.after_pung[0])
+        m = st.meld[0, seat]
+        if not after_pung and st.wall_back[0] - st.wall_front[0] >= 1:
+            row[KONG:PUNG] = _KONG_OK.take(m * np.int8(5) + h + _VOID_CODE[vd])
+        if not (after_pung or sa >= 0 or has_void):
+            row[HU] = hx.hand_is_complete(h, np.count_nonzero(m), vd)
+    elif phase == VOID:
+        h = st.hand[0, seat]
+        np.greater(h, 0, out=row[VOID_TILE:VOID_SUIT])
+        row[VOID_SUIT:KONG] = h.reshape(3, 9).sum(1) == 0
+    elif phase in (CLAIM, ROB):
+        opts = int(st.claim_opts[0, seat])
+        row[HU] = (opts & OPT_HU) != 0
+        row[PUNG] = (opts & OPT_PUNG) != 0
+        row[MELDED_KONG] = (opts & OPT_KONG) != 0
+        row[PASS] = True
+    return mask
 
 
 def _draw_single(ctx: _Ctx, seat: int) -> None:

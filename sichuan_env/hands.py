@@ -198,6 +198,24 @@ def batch_is_complete(concealed: np.ndarray, n_melds: np.ndarray, void: np.ndarr
     return _LUT_COMPLETE[_hand_index(t, codes, no_melds, void_held)]
 
 
+_W_INT = _W.astype(np.int32)
+
+
+def hand_is_complete(concealed: np.ndarray, n_melds: int, void: int) -> bool:
+    """:func:`batch_is_complete` for one hand ((27,) int8 counts) with scalar lookups: a few
+    times cheaper than a batch of one (the engine's one-table path)."""
+    t = _T or _load()
+    codes = (concealed @ _W_INT).tolist()
+    flags = t.flags3
+    idx = int(flags[codes[0]]) | int(flags[codes[1] + N_CODES]) | int(
+        flags[codes[2] + 2 * N_CODES])
+    if n_melds == 0:
+        idx |= 1 << 12
+    if void >= 0 and codes[void]:
+        idx |= 1 << 13
+    return bool(_LUT_COMPLETE[idx])
+
+
 def _wait_mask(t: _Tables, c: np.ndarray, mk: np.ndarray, v: np.ndarray) -> np.ndarray:
     codes = _codes(c)
     no_melds = (~mk.any(axis=1)).astype(np.uint16)
