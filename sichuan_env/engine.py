@@ -493,24 +493,50 @@ def _step_single_table(ctx: _Ctx, a: int) -> bool:
         return False
     phase = int(st.phase[0])
     seat = int(st.current[0])
-    if phase == TURN and DISCARD <= a < VOID_TILE and st.set_aside[0, seat] < 0:
-        if ctx.ledger is not None:
-            ctx.ledger.event(_IX0, np.array([seat]), np.array([a]))
-        _discard_single(ctx, seat, a - DISCARD)
+    if phase == TURN and DISCARD <= a < VOID_TILE:
+        kind = "discard"
     elif phase in (CLAIM, ROB) and a == PASS:
-        if ctx.ledger is not None:
-            ctx.ledger.event(_IX0, np.array([seat]), np.array([a]))
+        kind = "pass"
+    elif phase == VOID:
+        kind = "void"
+    else:
+        return False
+    if ctx.ledger is not None:
+        ctx.ledger.event(_IX0, np.array([seat]), np.array([a]))
+    if kind == "discard":
+        _discard_single(ctx, seat, a - DISCARD)
+    elif kind == "pass":
         st.claim_answer[0, seat] = ANS_PASS
         _ask_next_single(ctx)
     else:
-        return False
+        _void_single(ctx, seat, a)
     return True
 
 
-def _discard_single(ctx: _Ctx, seat: int, k: int) -> None:
-    """Table 0: ``seat`` discards kind ``k`` from its hand (no set-aside tile pending)."""
+def _void_single(ctx: _Ctx, seat: int, a: int) -> None:
+    """Table 0: ``seat`` chooses its forbidden suit (as :func:`_apply_void`)."""
     st = ctx.st
-    st.hand[0, seat, k] -= 1
+    if a < VOID_SUIT:  # by setting a tile aside
+        k = a - VOID_TILE
+        st.hand[0, seat, k] -= 1
+        st.set_aside[0, seat] = k
+        st.void[0, seat] = k // 9
+    else:
+        st.void[0, seat] = a - VOID_SUIT
+    st.current[0] = seat + 1
+    if seat == 3:
+        _begin_turn(st, _IX0, st.dealer[_IX0])
+        if st.set_aside[0, st.dealer[0]] >= 0:  # the dealer's forced discard may follow
+            _advance(ctx)
+
+
+def _discard_single(ctx: _Ctx, seat: int, k: int) -> None:
+    """Table 0: ``seat`` discards kind ``k`` (its set-aside tile, or from its hand)."""
+    st = ctx.st
+    if st.set_aside[0, seat] >= 0:
+        st.set_aside[0, seat] = -1
+    else:
+        st.hand[0, seat, k] -= 1
     st.void_revealed[0, seat] = True
     pos = int(st.river_len[0, seat])
     st.river[0, seat, pos] = k
@@ -543,13 +569,20 @@ def _open_window_single(ctx: _Ctx, d: int, t: int) -> None:
             may_hu.append(s)
     value = [0, 0, 0, 0]
     if may_hu:
-        c = np.array(may_hu)
-        hands = st.hand[0, c] + _ONE_TILE[t]
-        melds = st.meld[0, c]
-        vd = st.void[0, c]
-        complete = hx.batch_is_complete(hands, (melds > 0).sum(1), vd)
-        if complete.any():
-            c, hands, melds, vd = c[complete], hands[complete], melds[complete], vd[complete]
+        codes = hx.suit_codes(st.hand[0])
+        n_melds = np.count_nonzero(st.meld[0], axis=1).tolist()
+        rank_code = 5 ** (t % 9)
+        complete = []
+        for s in may_hu:
+            code = codes[s]
+            code[suit] += rank_code  # the seat's hand plus the offered tile
+            if hx.codes_are_complete(code, n_melds[s], void[s]):
+                complete.append(s)
+        if complete:
+            c = np.array(complete)
+            hands = st.hand[0, c] + _ONE_TILE[t]
+            melds = st.meld[0, c]
+            vd = st.void[0, c]
             n = c.size
             _, val = _hu_fans(hands, melds, np.full(n, t, np.int8), vd,
                               shoot=bool(st.shoot_flag[0]), sea=wall_left == 0,

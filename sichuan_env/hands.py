@@ -201,11 +201,21 @@ def batch_is_complete(concealed: np.ndarray, n_melds: np.ndarray, void: np.ndarr
 _W_INT = _W.astype(np.int32)
 
 
+def suit_codes(concealed: np.ndarray) -> list:
+    """The base-5 code of each suit of (27,) counts as a list of 4 ints (the last is 0), or
+    one such list per row of (n, 27) counts. A code plus ``5 ** rank`` adds a tile."""
+    return (concealed @ _W_INT).tolist()
+
+
 def hand_is_complete(concealed: np.ndarray, n_melds: int, void: int) -> bool:
     """:func:`batch_is_complete` for one hand ((27,) int8 counts) with scalar lookups: a few
     times cheaper than a batch of one (the engine's one-table path)."""
+    return codes_are_complete(suit_codes(concealed), n_melds, void)
+
+
+def codes_are_complete(codes: Sequence[int], n_melds: int, void: int) -> bool:
+    """:func:`hand_is_complete` of a hand given by its :func:`suit_codes`."""
     t = _T or _load()
-    codes = (concealed @ _W_INT).tolist()
     flags = t.flags3
     idx = int(flags[codes[0]]) | int(flags[codes[1] + N_CODES]) | int(
         flags[codes[2] + 2 * N_CODES])

@@ -100,6 +100,24 @@ def test_batched_agrees_with_single_hand_on_full_hands():
         assert values[4][i] == 2 ** min(int(fans[i].sum()), 4)
 
 
+def test_one_hand_check_agrees_with_batched():
+    """hand_is_complete (scalar lookups) and its code arithmetic (adding 5 ** rank adds a
+    tile) give batch_is_complete's answer, with and without void tiles and melds."""
+    rng = np.random.default_rng(3)
+    c, mk, v = random_rows(rng, 600, extra=1)
+    n = np.count_nonzero(mk, axis=1)
+    want = hands.batch_is_complete(c, n, v)
+    assert 50 < want.sum() < len(c) - 50
+    for i in range(len(c)):
+        assert hands.hand_is_complete(c[i], int(n[i]), int(v[i])) == want[i]
+        k = int(np.flatnonzero(c[i])[-1])  # take one tile out, add it back by its code
+        rest = c[i].copy()
+        rest[k] -= 1
+        codes = hands.suit_codes(rest)
+        codes[k // 9] += 5 ** (k % 9)
+        assert hands.codes_are_complete(codes, int(n[i]), int(v[i])) == want[i]
+
+
 def test_shapes_and_dtypes():
     rng = np.random.default_rng(3)
     c, mk, v = random_rows(rng, 7, extra=0)
