@@ -171,9 +171,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 f"{agent}: illegal action {a} ({name}); legal: {legal}"
             )
         self._cumulative_rewards[agent] = 0.0
-        st, rewards, done = engine.step(
-            st, np.array([a]), inplace=True, validate=False, mask=self._mask[None]
-        )
+        st, rewards, done = engine.step(st, a, inplace=True, validate=False)
         self.state_ = st
         self.rewards = dict(zip(AGENTS, rewards[0].tolist(), strict=True))
         self._accumulate_rewards()
