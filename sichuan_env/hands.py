@@ -638,7 +638,7 @@ def is_complete(concealed: Any, melds: Sequence = (), void: Any = None) -> bool:
     """True when the concealed tiles (incl. the last one, ``14 - 3 * len(melds)`` tiles)
     and the melds form a winning hand with no tile of the void suit."""
     c, _, n, v = _prepare(concealed, melds, void, (14,), "a complete hand")
-    return bool(batch_is_complete(c[None], np.array([n]), np.array([v], np.int8))[0])
+    return hand_is_complete(c, n, v)
 
 
 def waits(concealed: Any, melds: Sequence = (), void: Any = None) -> list[str]:
