@@ -10,6 +10,11 @@ all three seats or three names (the seats after the learner), ``self`` for froze
 snapshots of the learner (refreshed every ``--snapshot-every`` steps). The network reads
 the observation planes (:mod:`agents.ppo_policy`).
 
+Before PPO the policy imitates a rule bot (``--imitate rules``, the default; ``none`` to
+start from scratch) for ``--imitate-steps`` learner decisions on the same environment,
+DAgger style (:mod:`agents.imitation`): PPO then refines a policy that already plays
+sensibly instead of discovering tile efficiency from nothing.
+
 Writes to ``--out``: ``model.zip`` (the final policy), ``checkpoints/`` (periodic),
 ``tb/`` (TensorBoard logs: ``tensorboard --logdir OUT/tb``), ``eval.jsonl`` (every periodic
 evaluation) and ``results.json`` (the final table). Evaluations use the arena in duplicate
@@ -33,8 +38,8 @@ import numpy as np
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--total-steps", type=int, default=600_000,
-                   help="learner decisions to train on (default 600000)")
+    p.add_argument("--total-steps", type=int, default=300_000,
+                   help="PPO learner decisions after the warm start (300000)")
     p.add_argument("--tables", type=int, default=64, help="tables per learner seat (64)")
     p.add_argument("--learner-seats", default="0,1,2,3",
                    help="seats the learner plays, one table set each (0,1,2,3)")
@@ -64,6 +69,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--features", default="analysis", choices=["analysis", "raw"],
                    help="observation for the policy: raw planes, or with the hand-analysis "
                         "planes of agents.features (default analysis)")
+    p.add_argument("--imitate", default="rules",
+                   help="warm start: imitate this bot (rules, greedy) before PPO, DAgger "
+                        "style (agents/imitation.py); none = start from scratch (rules)")
+    p.add_argument("--imitate-steps", type=int, default=200_000,
+                   help="learner decisions labelled by the teacher (200000)")
+    p.add_argument("--imitate-epochs", type=int, default=8,
+                   help="passes over each labelled chunk (8)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--threads", type=int, default=2, help="torch threads (2)")
     return p.parse_args(argv)
@@ -89,6 +101,30 @@ def make_opponents(spec: str, seed: int, model: Any = None) -> list[Any]:
         else:
             out.append(make_agent(name, seed=seed + 101 * i))
     return out
+
+
+def warm_start(model: Any, env: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """Imitate ``--imitate`` for ``--imitate-steps`` learner decisions before PPO."""
+    from agents.imitation import imitate
+    from agents.registry import make_agent
+
+    teacher = make_agent(args.imitate, seed=args.seed + 999)
+    print(f"imitating {args.imitate}: {args.imitate_steps:,} learner decisions, "
+          f"{args.imitate_epochs} passes per chunk", flush=True)
+
+    history: list[dict[str, Any]] = []
+
+    def log(s: Any) -> None:
+        history.append(vars(s))
+        if not args.no_progress and len(history) % 4 == 0:
+            print(f"  {s.steps:>9,} decisions {s.seconds:6.0f} s  agreement "
+                  f"{s.agreement:.3f}  cross-entropy {s.cross_entropy:.3f}", flush=True)
+
+    stats = imitate(model, env, teacher, args.imitate_steps, epochs=args.imitate_epochs,
+                    seed=args.seed, log=log)
+    print(f"imitation done in {stats.seconds:.0f} s: the policy's first choice agrees with "
+          f"{args.imitate} on {stats.agreement:.1%} of the last chunk's decisions", flush=True)
+    return {"teacher": args.imitate, **vars(stats), "history": history}
 
 
 def evaluate(model: Any, rules: str, walls: int, seed: int, opponents=("random", "greedy"),
@@ -166,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     if self_play:
         env.unwrapped.opponents = make_opponents(args.opponents, args.seed, model)
+    imitation = None
+    if args.imitate != "none" and not args.resume:
+        imitation = warm_start(model, env, args)
 
     class Periodic(BaseCallback):
         """Self-play snapshot refresh and periodic arena evaluation."""
@@ -223,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.perf_counter() - t1:.0f} s); 95% confidence intervals")
     print(format_results(results))
     summary = {"args": vars(args), "steps": steps_done, "train_seconds": train_time,
-               "steps_per_second": sps, "results": results}
+               "steps_per_second": sps, "imitation": imitation, "results": results}
     (out / "results.json").write_text(json.dumps(summary, indent=2))
     beat_random = results["random"]["diff_ci95"][0] > 0
     print("beats random (CI excludes zero):", "yes" if beat_random else "no")

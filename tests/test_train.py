@@ -17,7 +17,8 @@ def tiny_run(tmp_path_factory):
     cmd = [sys.executable, str(ROOT / "train.py"), "--total-steps", "4096", "--tables", "8",
            "--n-steps", "64", "--batch-size", "256", "--eval-every", "2048",
            "--eval-deals", "8", "--final-eval-deals", "16", "--checkpoint-every", "2048",
-           "--out", str(out), "--no-progress", "--seed", "3"]
+           "--out", str(out), "--no-progress", "--seed", "3",
+           "--imitate", "greedy", "--imitate-steps", "1024", "--imitate-epochs", "2"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out, proc.stdout
@@ -37,6 +38,10 @@ def test_train_writes_model_checkpoints_logs_and_results(tiny_run):
         assert lo <= r["diff_vs_bot"] <= hi
         assert r["deals"] == 4 * 16
     assert res["steps_per_second"] > 0
+    imitation = res["imitation"]
+    assert imitation["teacher"] == "greedy" and imitation["steps"] >= 1024
+    assert 0.0 <= imitation["agreement"] <= 1.0 and imitation["history"]
+    assert "imitation done" in stdout
     assert "final evaluation" in stdout and "beats random" in stdout
 
 
