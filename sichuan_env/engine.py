@@ -476,7 +476,8 @@ def step(
 # The common transitions of a single table (the AEC env, Game, terminal play) written with
 # scalar reads and writes, which cost a tenth of a numpy call on a one-row index array.
 # They change exactly the fields the batched kernels change (tests compare the two paths
-# step by step); anything rarer falls through to the batched kernels.
+# step by step); anything rarer falls through to the batched kernels. A rule change in
+# these transitions must be made here and in the batched kernels alike.
 
 _IX0 = np.zeros(1, np.intp)
 _ASK_ORDER_LISTS = _ASK_ORDER.tolist()
