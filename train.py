@@ -71,7 +71,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "planes of agents.features (default analysis)")
     p.add_argument("--imitate", default="rules",
                    help="warm start: imitate this bot (rules, greedy) before PPO, DAgger "
-                        "style (agents/imitation.py); none = start from scratch (rules)")
+                        "style (agents/imitation.py); none = start from scratch; skipped "
+                        "with --resume (rules)")
     p.add_argument("--imitate-steps", type=int, default=200_000,
                    help="learner decisions labelled by the teacher (200000)")
     p.add_argument("--imitate-epochs", type=int, default=8,
