@@ -184,6 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     seats = tuple(int(s) for s in args.learner_seats.split(","))
     self_play = "self" in args.opponents.split(",")
 
+    if args.imitate != "none":
+        from agents.registry import make_agent
+
+        try:
+            make_agent(args.imitate)
+        except (ValueError, FileNotFoundError) as e:
+            raise SystemExit(f"--imitate: {e}") from None
     # opponents that are not "self" exist before the model; "self" snapshots need it
     placeholder = None if self_play else make_opponents(args.opponents, args.seed)
     env = SichuanVecEnv(args.tables, rules=args.rules, learner_seats=seats,

@@ -80,3 +80,12 @@ def test_ppo_agent_rejects_a_missing_file(tmp_path):
 
     with pytest.raises(FileNotFoundError, match="no saved PPO model"):
         PPOAgent(tmp_path / "nothing.zip")
+
+
+def test_unknown_imitation_teacher_is_rejected_before_training(tmp_path):
+    cmd = [sys.executable, str(ROOT / "train.py"), "--imitate", "nobody", "--out",
+           str(tmp_path), "--no-progress"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode != 0
+    assert "--imitate: unknown agent 'nobody'" in proc.stderr
+    assert not (tmp_path / "model.zip").exists()
