@@ -46,7 +46,7 @@ def imitate(
     *,
     chunk: int = 32,
     student_share: float = 0.5,
-    epochs: int = 2,
+    epochs: int = 8,
     batch_size: int = 512,
     lr: float = 1e-3,
     vf_coef: float = 0.5,
