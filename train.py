@@ -104,12 +104,11 @@ def make_opponents(spec: str, seed: int, model: Any = None) -> list[Any]:
     return out
 
 
-def warm_start(model: Any, env: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """Imitate ``--imitate`` for ``--imitate-steps`` learner decisions before PPO."""
+def warm_start(model: Any, env: Any, teacher: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """Imitate ``teacher`` (the ``--imitate`` bot) for ``--imitate-steps`` learner decisions
+    before PPO."""
     from agents.imitation import imitate
-    from agents.registry import make_agent
 
-    teacher = make_agent(args.imitate, seed=args.seed + 999)
     print(f"imitating {args.imitate}: {args.imitate_steps:,} learner decisions, "
           f"{args.imitate_epochs} passes per chunk", flush=True)
 
@@ -184,11 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     seats = tuple(int(s) for s in args.learner_seats.split(","))
     self_play = "self" in args.opponents.split(",")
 
-    if args.imitate != "none":
+    teacher = None
+    if args.imitate != "none" and not args.resume:
         from agents.registry import make_agent
 
         try:
-            make_agent(args.imitate)
+            teacher = make_agent(args.imitate, seed=args.seed + 999)
         except (ValueError, FileNotFoundError) as e:
             raise SystemExit(f"--imitate: {e}") from None
     # opponents that are not "self" exist before the model; "self" snapshots need it
@@ -211,8 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     if self_play:
         env.unwrapped.opponents = make_opponents(args.opponents, args.seed, model)
     imitation = None
-    if args.imitate != "none" and not args.resume:
-        imitation = warm_start(model, env, args)
+    if teacher is not None:
+        imitation = warm_start(model, env, teacher, args)
 
     class Periodic(BaseCallback):
         """Self-play snapshot refresh and periodic arena evaluation."""

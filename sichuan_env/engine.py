@@ -16,8 +16,9 @@ Work is vectorised over tables: each kernel below acts on an index array of the 
 one situation. The only Python loops are over the few situations, never over tables,
 seats' hands or tiles (except when a :class:`Ledger` is given, for game records).
 A batch of one table (the AEC env, :class:`~sichuan_env.game.Game`) takes a scalar path for
-the two commonest decisions, a discard and a pass, which does the same work with scalar
-reads and writes (see "one table" below; tests compare it with the batched kernels).
+the commonest decisions (a discard, a pass, the forbidden-suit choice) and for the legal
+mask, which does the same work with scalar reads and writes (see "one table" below; tests
+compare it with the batched kernels).
 """
 
 from __future__ import annotations
@@ -616,10 +617,9 @@ def _ask_next_single(ctx: _Ctx) -> None:
         if opts[s] and answers[s] == ANS_NONE:
             st.current[0] = s
             return
-    if st.phase[0] != CLAIM or any(a not in (ANS_NONE, ANS_PASS) for a in answers):
-        _advance(ctx)
-        return
-    if any((o & OPT_HU) for o in opts):  # declined Hu options restrict later Hu
+    # a rob window, a claim, or a declined Hu (which restricts later Hu): the batched kernels
+    if (st.phase[0] != CLAIM or any(a not in (ANS_NONE, ANS_PASS) for a in answers)
+            or any(o & OPT_HU for o in opts)):
         _advance(ctx)
         return
     st.claim_tile[0] = -1

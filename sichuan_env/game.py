@@ -198,6 +198,3 @@ class Game:
             self.finished_records.append(self.record(legal=True))
             self._start_record()
             self._builder.feed(entries[used + 1 :], None)
-
-
-

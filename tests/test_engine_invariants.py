@@ -98,7 +98,7 @@ def test_biased_play_keeps_invariants(preset: str) -> None:
 @pytest.mark.parametrize("preset", PRESETS)
 @pytest.mark.parametrize("policy", [uniform, biased])
 def test_single_table_play_keeps_invariants(preset: str, policy) -> None:
-    # batch size 1 takes the engine's one-table path for discards and passes
+    # batch size 1 takes the engine's one-table path (discards, passes, void choices, masks)
     counts = play(preset, 40, 1, policy, seed=13)
     assert counts["deals"] >= 40
 
