@@ -18,10 +18,10 @@ import pytest
 from sichuan_env import engine
 from sichuan_env.engine import IllegalActionError, Ledger
 from sichuan_env.hands import FAN_NAMES
-from sichuan_env.invariants import check_invariants
 from sichuan_env.rules import get_rules
 from sichuan_env.state import DONE, END_THREE_HU, END_WALL, VOID, State
 
+from invariants import check_invariants
 from policies import biased, uniform
 
 PRESETS = ["mil", "mahjongsoft"]

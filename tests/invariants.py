@@ -8,7 +8,7 @@ the table (and seat, tile or action) of the first broken invariant:
   kong during a robbing window); never more than 4 of a kind anywhere; no negative count;
   hand sizes fit the phase;
 * the legal mask is never empty on a live table and always empty on a finished one, and
-  it equals a slow legal-move generator written from RULES.md (section 3, 4, 12);
+  it equals a slow legal-move generator written from docs/rules.md (sections 3, 4, 12);
 * with ``rewards``: they sum to zero on each table except ``-flower_pig_penalty`` per
   penalised flower pig on a wall-end step; a seat that had won before the step never has
   a negative reward; with ``prev_state`` too: scores are the previous scores plus the
