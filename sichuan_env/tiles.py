@@ -8,7 +8,7 @@ Accepted text forms (all parse to the same count vector):
 
 * compact: ``"123m456p77s"`` -- digits followed by their suit letter;
 * spaced: ``"1m 2m 3m"`` (commas also separate);
-* the seeds' letter-first form: ``"C5 D5 B5"`` (C = characters, D = dots, B = bamboo).
+* the textbook's letter-first form: ``"C5 D5 B5"`` (C = characters, D = dots, B = bamboo).
 """
 
 from __future__ import annotations

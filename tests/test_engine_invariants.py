@@ -5,7 +5,7 @@
   kongs, multi-Hu, robbing the kong, shoot after kong and wall-end settlement happen; each
   is counted and asserted to occur;
 * batch row i == the same seed played alone; determinism of reset and of whole games;
-* illegal actions, finished tables, auto-reset, and multi-deal matches (RULES.md section 9).
+* illegal actions, finished tables, auto-reset, and multi-deal matches (docs/rules.md section 9).
 """
 
 from __future__ import annotations

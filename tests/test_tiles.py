@@ -1,4 +1,4 @@
-"""Tile notation, kinds, count vectors and glyphs (RULES.md section 1)."""
+"""Tile notation, kinds, count vectors and glyphs (docs/rules.md section 1)."""
 
 import numpy as np
 import pytest
