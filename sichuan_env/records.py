@@ -806,10 +806,10 @@ def check_file(path: str | Path, out: Any = None, *, show: int = 10) -> int:
     total = bad = 0
     for n, (lineno, rec) in enumerate(iter_jsonl(path)):
         err: _RecordProblem | None = None
+        total += lineno > 0  # line 0: the file holds no record
         if isinstance(rec, RecordError):
             err = rec
         else:
-            total += 1
             try:
                 replay(rec)
             except _RecordProblem as problem:
