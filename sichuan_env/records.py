@@ -23,6 +23,7 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,9 @@ __all__ = [
     "event_action",
     "event_dict",
     "read_jsonl",
+    "ReplayStep",
     "replay",
+    "replay_steps",
     "validate_record",
     "write_jsonl",
 ]
@@ -563,15 +566,55 @@ def _legal_differs(e: dict[str, Any], engine_legal: list[str], i: int) -> Record
                           f"{engine_legal} ({why})", event=i, seat=e["seat"], field="legal")
 
 
-def replay(record: dict[str, Any]) -> dict[str, Any]:
-    """Re-run ``record`` through the engine; raise :class:`RecordMismatch` (or
-    :class:`RecordError` for a malformed record) at the first difference. Returns the
-    engine's own record of the deal, with events in the record's order.
+@dataclass
+class ReplayStep:
+    """One decision of a replayed record and what followed it.
 
-    What the format leaves open is accepted: an event the engine makes itself (the forced
-    discard of a set-aside tile) may or may not carry ``"auto": true`` (a wrong mark is a
-    mismatch); the answers to one claim window may come in any order; payments and wins
-    caused by one event are compared as multisets."""
+    ``events``: the record indices of the events it applied (the decision first, then any
+    move the engine made itself, such as a forced discard); ``legal``: the options the
+    engine offered at the decision; ``state``: the table after it; ``payments`` and
+    ``wins``: those it caused, in the record's event numbering."""
+
+    events: list[int]
+    legal: list[str]
+    state: State
+    payments: list[dict[str, Any]]
+    wins: list[dict[str, Any]]
+
+
+class _Positions:
+    """Where the engine's events lie in the record. ``order[p]``: the record index of the
+    event the engine applied at position ``p`` (claim answers may be listed in another
+    order than the engine asks them); ``window[p]``: the position that opened the claim
+    window a claim answer at ``p`` belongs to."""
+
+    def __init__(self, n: int) -> None:
+        self.order = list(range(n))
+        self.window: dict[int, int] = {}
+
+    def first_hu(self, window: int, events: list[dict[str, Any]]) -> int | None:
+        hus = [self.order[p] for p, w in self.window.items()
+               if w == window and events[self.order[p]]["act"] == "hu"]
+        return min(hus) if hus else None
+
+    def payment(self, pay: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
+        """A payment of the engine's record, renumbered: a ``kong_refund`` points at the
+        first ``hu`` of its claim window in the record's order."""
+        pos = pay["event"]
+        first = None
+        if pay["reason"] == "kong_refund" and pos in self.window:
+            first = self.first_hu(self.window[pos], events)
+        return dict(pay, event=self.order[pos] if first is None else first)
+
+    def win(self, win: dict[str, Any]) -> dict[str, Any]:
+        return dict(win, event=self.order[win["event"]])
+
+
+def replay_steps(record: dict[str, Any]) -> Iterator[ReplayStep]:
+    """Re-run ``record`` through the engine one decision at a time, yielding a
+    :class:`ReplayStep` for the deal (no events yet) and after each decision; raises like :func:`replay` at the first difference
+    (the last checks, of payments, wins, end, scores and next dealer, after the last
+    step)."""
     rules = validate_record(record)
     play_rules = rules.replace(deals_per_match=1)  # one deal: the record's own
     counts = [np.bincount(np.asarray([parse_tile(x) for x in h], np.intp),
@@ -584,12 +627,14 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
     builder = RecordBuilder(st, 0, seed=record.get("seed"), legal=True)
     made = builder.record["events"]
     events = record["events"]
-    # order[p]: the record index of the event the engine applied at position p (claim
-    # answers may be listed in another order than the engine asks them)
-    order = list(range(len(events)))
-    window_of: dict[int, int] = {}  # position of a claim answer -> position opening it
+    pos = _Positions(len(events))
+    order = pos.order
     window_open = -1
     p = 0
+    step_start = 0
+    legal_now: list[str] = []
+    n_pay = n_win = 0
+    yield ReplayStep(events=[], legal=[], state=st, payments=[], wins=[])  # the deal
     while True:
         while p < len(made):  # moves the engine made itself
             if p >= len(events):
@@ -611,6 +656,15 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
                 raise _legal_differs(e, made[p]["legal"], i)
             window_open = p
             p += 1
+        if p > step_start:
+            pays = builder.record["payments"]
+            wins = builder.record["wins"]
+            yield ReplayStep(
+                events=order[step_start:p], legal=legal_now, state=st,
+                payments=[pos.payment(x, events) for x in pays[n_pay:]],
+                wins=[pos.win(x) for x in wins[n_win:]])
+            n_pay, n_win = len(pays), len(wins)
+            step_start = p
         if p >= len(events):
             break
         if bool(st.done[0]):
@@ -651,7 +705,7 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
             raise RecordMismatch(f"illegal action {ACTION_STRINGS[a]!r}; legal: {legal_now}",
                                  event=i, seat=seat, field="act")
         if in_window:
-            window_of[p] = window_open
+            pos.window[p] = window_open
         else:
             window_open = p
         ledger = engine.Ledger()
@@ -662,37 +716,32 @@ def replay(record: dict[str, Any]) -> dict[str, Any]:
         raise RecordMismatch(
             f"the record ends after {len(events)} events but the deal is not over: seat "
             f"{int(st.current[0])} is to act", event=len(events), field="events")
-    mine = _in_record_order(builder.record, order, window_of, events)
+    mine = dict(builder.record)
+    evs: list[dict[str, Any]] = [{}] * len(order)
+    for q, e in enumerate(builder.record["events"]):
+        evs[order[q]] = e
+    mine["events"] = evs
+    mine["payments"] = [pos.payment(x, events) for x in builder.record["payments"]]
+    mine["wins"] = [pos.win(x) for x in builder.record["wins"]]
     _compare(record, mine)
     return mine
 
 
-def _in_record_order(mine: dict[str, Any], order: list[int], window_of: dict[int, int],
-                     events: list[dict[str, Any]]) -> dict[str, Any]:
-    """The engine's record with events, payments and wins indexed as in the replayed
-    record. A ``kong_refund`` points at the first ``hu`` of its claim window in the
-    record's order."""
-    first_hu: dict[int, int] = {}  # window -> smallest record index of a hu answer
-    for pos, w in window_of.items():
-        if events[order[pos]]["act"] == "hu":
-            first_hu[w] = min(first_hu.get(w, len(events)), order[pos])
-    out = dict(mine)
-    evs: list[dict[str, Any]] = [{}] * len(order)
-    for pos, e in enumerate(mine["events"]):
-        evs[order[pos]] = e
-    out["events"] = evs
-    pays = []
-    for pay in mine["payments"]:
-        pay = dict(pay)
-        pos = pay["event"]
-        if pay["reason"] == "kong_refund" and pos in window_of and window_of[pos] in first_hu:
-            pay["event"] = first_hu[window_of[pos]]
-        else:
-            pay["event"] = order[pos]
-        pays.append(pay)
-    out["payments"] = pays
-    out["wins"] = [dict(w, event=order[w["event"]]) for w in mine["wins"]]
-    return out
+def replay(record: dict[str, Any]) -> dict[str, Any]:
+    """Re-run ``record`` through the engine; raise :class:`RecordMismatch` (or
+    :class:`RecordError` for a malformed record) at the first difference. Returns the
+    engine's own record of the deal, with events in the record's order.
+
+    What the format leaves open is accepted: an event the engine makes itself (the forced
+    discard of a set-aside tile) may or may not carry ``"auto": true`` (a wrong mark is a
+    mismatch); the answers to one claim window may come in any order; payments and wins
+    caused by one event are compared as multisets."""
+    steps = replay_steps(record)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
 
 
 def _entry_key(name: str, x: dict[str, Any]) -> tuple[Any, ...]:
