@@ -612,9 +612,9 @@ class _Positions:
 
 def replay_steps(record: dict[str, Any]) -> Iterator[ReplayStep]:
     """Re-run ``record`` through the engine one decision at a time, yielding a
-    :class:`ReplayStep` for the deal (no events yet) and after each decision; raises like :func:`replay` at the first difference
-    (the last checks, of payments, wins, end, scores and next dealer, after the last
-    step)."""
+    :class:`ReplayStep` for the deal (no events yet) and after each decision. Raises like
+    :func:`replay` at the first difference (payments, wins, end, scores and next dealer
+    are checked after the last step). Each step's ``state`` is a new object."""
     rules = validate_record(record)
     play_rules = rules.replace(deals_per_match=1)  # one deal: the record's own
     counts = [np.bincount(np.asarray([parse_tile(x) for x in h], np.intp),

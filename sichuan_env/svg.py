@@ -38,6 +38,7 @@ from sichuan_env.state import (
     PROMOTED_KONG,
     PUNG,
     ROB,
+    TURN,
     State,
 )
 from sichuan_env.tiles import N_KINDS, SUITS, tile_str
@@ -155,13 +156,24 @@ def _seat_svg(state: State, t: int, seat: int, viewer: int | None, y0: float) ->
         out.append(_text(10, y0 + 71, f"HU #{int(state.hu_rank[t, seat]) + 1} {how}", 12,
                          "bold", fill="#8a5a00"))
         if shown or frm != seat:
-            out.append(tile_svg(tile_str(int(state.hu_tile[t, seat])), 112, y0 + 58, 0.55,
+            out.append(tile_svg(tile_str(int(state.hu_tile[t, seat])), 10, y0 + 77, 0.6,
                                 ' class="hu-tile"'))
     x = LABEL_W
     y = y0 + 6
+    drawn = int(state.drawn_tile[t])
+    just_drawn = (shown and to_act and int(state.phase[t]) == TURN and drawn >= 0
+                  and tile_str(drawn) in names)
+    standing = list(names)
+    if just_drawn:  # the tile just drawn stands apart, at the right
+        standing.remove(tile_str(drawn))
     out.append(f'<g class="hand" data-count="{len(names)}">')
-    for name in names:
+    for name in standing:
         out.append(tile_svg(name if shown else "back", x, y))
+        x += TILE_W + GAP
+    if just_drawn:
+        x += 8
+        out.append(tile_svg(tile_str(drawn), x, y, extra=' class="drawn"'))
+        out.append(_text(x, y + TILE_H + 9, "drawn", 8, fill="#555"))
         x += TILE_W + GAP
     out.append("</g>")
     if aside >= 0:
@@ -213,9 +225,8 @@ def render_svg(state: State, table: int = 0, viewer: int | None = None, *,
         out.append(f"<defs>{_symbols()}</defs>")
     out.append(f'<rect width="{WIDTH}" height="{height}" fill="#ffffff"/>')
     deal = f"deal {int(state.deal_index[t]) + 1}/{state.rules.deals_per_match}"
-    head = f"{deal} · {PHASE_NAMES[ph]} · "
-    out.append(_text(10, 22, head, 14))
-    out.append(_text(10 + 7.6 * len(head), 22, f"wall {wall}", 14, "bold",
+    out.append(_text(10, 22, f"{deal} · {PHASE_NAMES[ph]}", 14))
+    out.append(_text(LABEL_W, 22, f"wall {wall}", 14, "bold",
                      extra=f' class="wall" data-wall="{wall}"'))
     if live:
         status = f"to act: seat {cur}"
