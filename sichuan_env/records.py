@@ -3,18 +3,25 @@
 * :class:`RecordBuilder` turns the engine's :class:`~sichuan_env.engine.Ledger` entries of
   one table into a record dict (used by :mod:`sichuan_env.selfplay` and by :func:`replay`).
 * :func:`replay` re-runs a record through the engine and raises :class:`RecordMismatch`
-  naming the event index, seat and field of the first difference.
-* :func:`write_jsonl` / :func:`read_jsonl`: one record per line.
+  naming the event index, seat and field of the first difference, or :class:`RecordError`
+  for a record that is not well formed; :func:`replay_steps` yields the table after each
+  decision (the replay viewer uses it).
+* :func:`write_jsonl` / :func:`read_jsonl` / :func:`iter_jsonl`: one record per line.
 
 Command line::
 
-    python -m sichuan_env.records check FILE.jsonl
+    python -m sichuan_env.records check FILE.jsonl [--show N]
 
-replays every record and prints ``N records OK``, or the first mismatch of each bad record
-and exits with status 1.
+replays every record, prints the first N problems (record number, line, seed, event, seat,
+field) and one summary line (``N records OK`` or ``K of N records failed``), and exits
+with status 1 on any problem, 0 otherwise.
 
-Events that the engine made by itself (the forced discard of a set-aside tile) carry
-``"auto": true``; :func:`replay` requires them to be marked so and does not play them.
+Records of other programs: everything the format leaves open is accepted. Events that the
+engine made by itself (the forced discard of a set-aside tile) carry ``"auto": true`` in
+this project's records; the mark is not part of the format, so a record may leave it out,
+but a mark that is present must be right. Payments and wins caused by one event are
+simultaneous and compared as multisets; so are the answers to one claim window, which may
+be listed in any order.
 """
 
 from __future__ import annotations
