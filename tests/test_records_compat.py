@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sichuan_env.game import Game
 from sichuan_env.records import (
     RecordError,
     RecordMismatch,
@@ -396,3 +397,50 @@ class _Sink:
 
     def write(self, s: str) -> None:
         self.lines += [x for x in s.split("\n") if x]
+
+
+def _shoot_after_kong_record(second_answer: str) -> tuple[dict, int]:
+    """A deal where seat 0 declares a concealed kong and discards 9p; seat 1 and seat 2
+    may both Hu on it: seat 1 does, seat 2 answers ``second_answer``. Returns the record
+    and the index of seat 1's answer."""
+    hands = ["1m1m1m1m2m3m4m5p6p7p8p8p9p1s", "1p2p3p4p5p6p7p2s3s4s5s5s9m",
+             "1s2s3s4s5s6s7s8s9s2p2p9p8m", "2m5m8m3s6s9s2s7m4m7s1s6m1p"]
+    head, tail = ["8p", "2p", "3m", "5m"], ["9m"]
+    used = Counter(h[i:i + 2] for h in hands for i in range(0, len(h), 2))
+    used.update(head + tail)
+    rest = [t for t in (f"{r}{s}" for s in "mps" for r in range(1, 10))
+            for _ in range(4 - used[t])]
+    g = Game.from_deal(hands, "".join(head + rest + tail), dealer=0, rules="mil")
+    for a in ["void 1s", "void 9m", "void 8m", "void 1p", "discard 1s", "kong 1m",
+              "discard 9p"]:
+        g.play(a)
+    assert (g.current_seat, g.legal()) == (1, ["hu", "pass"])
+    answer_at = len(g.events)
+    g.play("hu")
+    assert (g.current_seat, g.legal()) == (2, ["hu", "pass"])
+    g.play(second_answer)
+    while not g.done:
+        g.play(g.legal()[0])
+    rec = g.record(legal=True)
+    refunds = [p for p in rec["payments"] if p["reason"] == "kong_refund"]
+    assert len(refunds) == 3 and {p["event"] for p in refunds} == {answer_at}
+    return rec, answer_at
+
+
+@pytest.mark.parametrize("second_answer", ["pass", "hu"])
+def test_kong_refund_follows_the_first_hu_of_reordered_answers(second_answer: str) -> None:
+    rec, a = _shoot_after_kong_record(second_answer)
+    replay(rec)
+    moved = _reorder_answers(rec, a, a + 2, [1, 0])
+    first_hu = a if second_answer == "hu" else a + 1
+    assert {p["event"] for p in moved["payments"] if p["reason"] == "kong_refund"} == {first_hu}
+    mine = replay(moved)
+    assert _multiset(mine["payments"]) == _multiset(moved["payments"])
+    if second_answer == "pass":  # a refund left at the (now) pass event is wrong
+        bad = copy.deepcopy(moved)
+        for p in bad["payments"]:
+            if p["reason"] == "kong_refund":
+                p["event"] = a
+        with pytest.raises(RecordMismatch) as err:
+            replay(bad)
+        assert err.value.event == a and err.value.field.startswith("payments")
