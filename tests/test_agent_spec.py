@@ -201,3 +201,40 @@ def test_validate_agent_checks_act_and_types():
         validate_agent(FloatBatch(), n_deals=1)
     with pytest.raises(TypeError, match="lacks act_batch"):
         validate_agent(object.__new__(type("X", (), {"act": lambda s, o, m: 0})), n_deals=1)
+
+
+def test_every_place_that_names_agents_takes_import_paths(monkeypatch, capsys):
+    """The single-agent env, the VecEnv, terminal play and train.py's --opponents all go
+    through the one resolver."""
+    import importlib.util
+    import io
+
+    from sichuan_env.gym_env import SichuanSingleEnv
+    from sichuan_env.play import play
+    from sichuan_env.vector import SichuanVecEnv
+
+    env = SichuanSingleEnv(opponents=MYBOT + "?prefer=low")
+    assert [type(a).__name__ for a in env.opponents] == ["MyBot"] * 3
+    assert env.opponents[0] is env.opponents[2] and env.opponents[0].prefer == "low"
+    obs, info = env.reset(seed=1)
+    env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    venv = SichuanVecEnv(2, opponents=[MYBOT, "random", "greedy"], seed=3)
+    assert [type(a).__name__ for a in venv.opponents] == ["MyBot", "RandomAgent", "GreedyAgent"]
+    venv.reset()
+    venv.step(venv.action_masks().argmax(1))
+    with pytest.raises(AgentSpecError, match="unknown agent 'nobody'"):
+        SichuanSingleEnv(opponents="nobody")
+    out = io.StringIO()
+    scores = play([MYBOT], seed=2, auto_first=True, stdout=out)
+    assert len(scores) == 4 and "deal over" in out.getvalue()
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("train_script", root / "train.py")
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    opp = train.make_opponents(f"{MYBOT},random,rules", seed=0)
+    assert [type(a).__name__ for a in opp] == ["MyBot", "RandomAgent", "RulesAgent"]
+    with pytest.raises(SystemExit) as info:
+        train.make_opponents("no_pkg.x:Bot", seed=0)
+    assert info.value.code == 2
+    assert capsys.readouterr().err.startswith("error: agent 'no_pkg.x:Bot': no module named")
