@@ -301,12 +301,15 @@ def _import_file(path_text: str, spec: str) -> Any:
     if not path.is_file():
         raise AgentSpecError(f"agent {spec!r}: no file {path_text}")
     module_name = "sichuan_agent_file_" + re.sub(r"\W", "_", str(path.resolve()))
-    if module_name in sys.modules:
-        return sys.modules[module_name]
+    stamp = (path.stat().st_mtime_ns, path.stat().st_size)
+    cached = sys.modules.get(module_name)
+    if cached is not None and getattr(cached, "__sichuan_file_stamp__", None) == stamp:
+        return cached  # loaded before and unchanged since (an edited file is loaded again)
     loader_spec = importlib.util.spec_from_file_location(module_name, path)
     if loader_spec is None or loader_spec.loader is None:
         raise AgentSpecError(f"agent {spec!r}: cannot load {path_text} as a Python file")
     module = importlib.util.module_from_spec(loader_spec)
+    module.__sichuan_file_stamp__ = stamp
     sys.modules[module_name] = module
     try:
         loader_spec.loader.exec_module(module)

@@ -69,6 +69,17 @@ def test_import_path_and_file_path():
     assert make_agent("sichuan_env.agent:RandomAgent", seed=5).seed == 5
 
 
+def test_an_edited_file_is_loaded_again(tmp_path):
+    f = tmp_path / "edited.py"
+    body = ("from sichuan_env.agent import RandomAgent\n"
+            "class Bot(RandomAgent):\n    VERSION = {}\n")
+    f.write_text(body.format(1))
+    first = make_agent(f"{f}:Bot")
+    assert type(make_agent(f"{f}:Bot")) is type(first)  # unchanged: the same class
+    f.write_text(body.format(22))  # another size, so the change is seen whatever the clock
+    assert make_agent(f"{f}:Bot").VERSION == 22
+
+
 def test_agent_object_and_factory():
     objects = DATA / "objects.py"
     bot = make_agent(f"{objects}:BOT")
@@ -146,7 +157,7 @@ def test_entry_points_register_names(tmp_path, monkeypatch):
 
 
 def test_builtin_table_matches_pyproject_entry_points():
-    import tomllib
+    tomllib = pytest.importorskip("tomllib")
 
     root = Path(__file__).resolve().parent.parent
     data = tomllib.loads((root / "pyproject.toml").read_text())
