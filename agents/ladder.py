@@ -26,6 +26,9 @@ when ``chi2 / dof > 1`` the covariance is multiplied by ``chi2 / dof`` (``scale`
 the interval also covers how badly one number per agent fits (some bots do better
 against one opponent than their rating says).
 
+``lead`` is an agent's rating minus the next agent's, with the 95% CI of that difference
+(from the same covariance).
+
 **Rates.** Hu, self-drawn and deal-in rates per agent over all its seat-deals on the
 ladder (every opponent, both seatings), as the arena defines them.
 
@@ -137,6 +140,7 @@ def fit_ratings(names: Sequence[str], pairs: Sequence[dict[str, Any]]) -> dict[s
     seen = np.abs(X).sum(0) > 0
     rating = np.full(n, math.nan)
     half = np.full(n, math.nan)
+    full_cov = np.full((n, n), math.nan)
     chi2 = math.nan
     if usable:
         Xs = X[:, seen]
@@ -152,9 +156,11 @@ def fit_ratings(names: Sequence[str], pairs: Sequence[dict[str, Any]]) -> dict[s
     if usable:
         rating[seen] = r
         half[seen] = Z95 * np.sqrt(np.clip(np.diag(cov), 0, None) * scale)
+        full_cov[np.ix_(seen, seen)] = cov * scale
     return {"rating": dict(zip(names, rating.tolist(), strict=True)),
             "ci_half_width": dict(zip(names, half.tolist(), strict=True)),
-            "chi2": chi2, "dof": dof, "pairs": len(usable), "scale": scale}
+            "covariance": full_cov.tolist(), "chi2": chi2, "dof": dof, "pairs": len(usable),
+            "scale": scale}
 
 
 def agent_rates(names: Sequence[str], pairs: Sequence[dict[str, Any]]) -> dict[str, dict]:
@@ -183,8 +189,18 @@ def standings(names: Sequence[str], pairs: Sequence[dict[str, Any]]) -> list[dic
     rows = [{"agent": n, "rating": fit["rating"][n], "ci_half_width": fit["ci_half_width"][n],
              **rates[n]} for n in names]
     rows.sort(key=lambda r: -r["rating"] if math.isfinite(r["rating"]) else math.inf)
-    for i, r in enumerate(rows):
-        r["rank"] = i + 1
+    cov = np.asarray(fit["covariance"])
+    index = {n: i for i, n in enumerate(names)}
+    for k, r in enumerate(rows):
+        r["rank"] = k + 1
+        # lead over the next agent down, with the 95% CI of the difference of ratings
+        r["lead"] = r["lead_ci_half_width"] = math.nan
+        if k + 1 < len(rows):
+            i, j = index[r["agent"]], index[rows[k + 1]["agent"]]
+            r["lead"] = r["rating"] - rows[k + 1]["rating"]
+            var = cov[i, i] + cov[j, j] - 2 * cov[i, j]
+            r["lead_ci_half_width"] = Z95 * math.sqrt(max(var, 0.0)) if math.isfinite(var) \
+                else math.nan
     return rows
 
 
@@ -267,7 +283,7 @@ def _ladder_dict(names, pairs, deals, seed, rules, command, seconds, reused) -> 
         "settings": _settings(deals, seed, rules),
         "standings": standings(names, pairs),
         "fit": {k: v for k, v in fit_ratings(names, pairs).items()
-                if k not in ("rating", "ci_half_width")},
+                if k not in ("rating", "ci_half_width", "covariance")},
         "pairs": pairs,
         "pairs_reused": reused,
         "seconds": seconds,
@@ -306,6 +322,13 @@ def _f(x: Any, fmt: str) -> str:
         format(x, fmt)
 
 
+def _lead(r: dict[str, Any]) -> str:
+    lead, half = r.get("lead"), r.get("lead_ci_half_width")
+    if lead is None or not math.isfinite(lead):
+        return "–"
+    return f"{lead:+.3f} [{lead - half:+.3f}, {lead + half:+.3f}]"
+
+
 def ranked_pairs(ladder: dict[str, Any]) -> list[dict[str, Any]]:
     """The pairs with the better-rated agent as ``a``, in the order of the standings."""
     rank = {r["agent"]: r["rank"] for r in ladder["standings"]}
@@ -331,15 +354,16 @@ def markdown(ladder: dict[str, Any]) -> str:
         f"({s['deals']} deals per pair, seed {s['seed']}, rules {s['rules']['preset']}, "
         f"{sum(p['seconds'] for p in ladder['pairs']):.0f} s of play).",
         "",
-        "| rank | agent | rating (points/deal) | 95% CI | Hu rate | self-drawn | deal-in |",
-        "|---|---|---|---|---|---|---|",
+        "| rank | agent | rating (points/deal) | 95% CI | ahead of the next (95% CI) "
+        "| Hu rate | self-drawn | deal-in |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in ladder["standings"]:
         lo = r["rating"] - r["ci_half_width"] if r["rating"] is not None else None
         hi = r["rating"] + r["ci_half_width"] if r["rating"] is not None else None
         lines.append(
             f"| {r['rank']} | `{r['agent']}` | **{_f(r['rating'], '+.3f')}** | "
-            f"[{_f(lo, '+.3f')}, {_f(hi, '+.3f')}] | {_f(r['hu_rate'], '.3f')} | "
+            f"[{_f(lo, '+.3f')}, {_f(hi, '+.3f')}] | {_lead(r)} | {_f(r['hu_rate'], '.3f')} | "
             f"{_f(r['self_drawn_rate'], '.3f')} | {_f(r['deal_in_rate'], '.3f')} |")
     fit = ladder["fit"]
     lines += [
@@ -389,11 +413,12 @@ def write_markdown(path: str | Path, ladder: dict[str, Any]) -> None:
 def summary(ladder: dict[str, Any]) -> str:
     """A plain-text version of the standings and the pairs."""
     w = max([8] + [len(r["agent"]) + 2 for r in ladder["standings"]])
-    lines = [f"{'rank':<5}{'agent':<{w}}{'rating':>9}{'± 95%':>8}{'hu':>7}{'tsumo':>7}"
-             f"{'deal-in':>8}"]
+    lines = [f"{'rank':<5}{'agent':<{w}}{'rating':>9}{'± 95%':>8}{'lead':>8}{'± 95%':>8}"
+             f"{'hu':>7}{'tsumo':>7}{'deal-in':>8}"]
     for r in ladder["standings"]:
         lines.append(f"{r['rank']:<5}{r['agent']:<{w}}{_f(r['rating'], '+.3f'):>9}"
-                     f"{_f(r['ci_half_width'], '.3f'):>8}{_f(r['hu_rate'], '.3f'):>7}"
+                     f"{_f(r['ci_half_width'], '.3f'):>8}{_f(r.get('lead'), '+.3f'):>8}"
+                     f"{_f(r.get('lead_ci_half_width'), '.3f'):>8}{_f(r['hu_rate'], '.3f'):>7}"
                      f"{_f(r['self_drawn_rate'], '.3f'):>7}{_f(r['deal_in_rate'], '.3f'):>8}")
     for p in ranked_pairs(ladder):
         lines.append(f"{p['a']} - {p['b']}: {_f(p['mean'], '+.3f')} "

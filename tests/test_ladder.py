@@ -21,6 +21,7 @@ from agents.ladder import (
     markdown,
     play_pair,
     run_ladder,
+    standings,
     write_markdown,
 )
 
@@ -72,6 +73,19 @@ def test_fit_matches_constrained_least_squares(seed):
     flipped = [flip_pair(p) if k % 2 else p for k, p in enumerate(pairs)]
     again = fit_ratings(names, flipped)
     assert np.allclose([again["rating"][n] for n in names], sol)
+
+
+def test_lead_over_the_next_agent():
+    truth = {"x": 1.0, "y": 0.0, "z": -1.5}
+    pairs = [dict(_pair(a, b, truth[a] - truth[b], Z95), runs=[]) for a, b in
+             (("x", "y"), ("z", "x"), ("y", "z"))]
+    rows = standings(["z", "y", "x"], pairs)
+    assert [r["agent"] for r in rows] == ["x", "y", "z"] and [r["rank"] for r in rows] == [1, 2, 3]
+    assert math.isclose(rows[0]["lead"], 1.0) and math.isclose(rows[1]["lead"], 1.5)
+    # var(r_i - r_j) = 2/9 + 2/9 + 2/9 with covariance (I - J/3) / 3
+    for r in rows[:2]:
+        assert math.isclose(r["lead_ci_half_width"], Z95 * math.sqrt(2 / 3))
+    assert math.isnan(rows[2]["lead"]) and math.isnan(rows[0]["hu_rate"])
 
 
 def test_misfit_widens_the_intervals():
