@@ -126,6 +126,10 @@ def test_pair_plays_both_seatings_on_the_same_walls():
     assert p["mean"] > 0
 
 
+class InterruptedRunError(Exception):
+    """Stands for a run stopped in the middle (Ctrl-C, a crash)."""
+
+
 def test_ladder_resume_skips_finished_pairs(tmp_path, monkeypatch):
     agents = ["random", "greedy", MYBOT]
     full = run_ladder(agents, 16, seed=2, tables=8)
@@ -135,12 +139,12 @@ def test_ladder_resume_skips_finished_pairs(tmp_path, monkeypatch):
 
     def interrupted(a, b, *args, **kw):
         if len(calls) == 1:
-            raise KeyboardInterrupt
+            raise InterruptedRunError
         calls.append((a, b))
         return real(a, b, *args, **kw)
 
     monkeypatch.setattr(ladder_mod, "play_pair", interrupted)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(InterruptedRunError):
         run_ladder(agents, 16, seed=2, tables=8, out=out)
     saved = json.loads(out.read_text())
     assert [(p["a"], p["b"]) for p in saved["pairs"]] == [("random", "greedy")]
