@@ -55,6 +55,10 @@ def rotate(st: State, k: int) -> State:
     d["kong_income"] = d["kong_income"][:, order][:, :, order].copy()
     for f in SEAT_VALUED:
         d[f] = ((d[f].astype(np.int16) - k) % 4).astype(d[f].dtype)
+    # hu_from: per seat, and its values are seats (-1 = none stays -1)
+    hu_from = d["hu_from"][:, order]
+    d["hu_from"] = np.where(hu_from >= 0, (hu_from.astype(np.int16) - k) % 4, -1).astype(
+        hu_from.dtype)
     return State(**d)
 
 
@@ -125,14 +129,13 @@ def test_batched_equals_single_and_rows() -> None:
     full = encode(st, seats)
     for b in range(7):
         np.testing.assert_array_equal(full[b], encode(st.take([b]), seats[b])[0])
-    import sichuan_env.observation as obs_mod
+    from sichuan_env.observation import _PARALLEL_FROM
 
-    old, obs_mod._CHUNK = obs_mod._CHUNK, 3  # chunked passes give the same result
-    try:
-        np.testing.assert_array_equal(encode(st, seats), full)
-        np.testing.assert_array_equal(encode_oracle(st, seats)[:, :N_CHANNELS], full)
-    finally:
-        obs_mod._CHUNK = old
+    # a batch large enough for the parallel kernel gives the same rows
+    many = np.arange(_PARALLEL_FROM + 13) % 7
+    np.testing.assert_array_equal(encode(st, seats[many], many), full[many])
+    np.testing.assert_array_equal(encode_oracle(st, seats[many], many)[:, :N_CHANNELS],
+                                  full[many])
     rows = np.array([5, 2])
     np.testing.assert_array_equal(encode(st, seats[rows], rows), full[rows])
     assert encode(st, np.zeros(0, int), np.zeros(0, int)).shape == (0, N_CHANNELS, 27)
