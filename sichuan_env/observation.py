@@ -62,6 +62,7 @@ that both give the same bits.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from sichuan_env.jit import njit, prange
@@ -184,9 +185,18 @@ _SCORE_HIGH = np.float32(SCORE_CLIP)
 _SCORE_LOW = np.float32(-SCORE_CLIP)
 
 
-def _rule_scales(rules: Rules) -> tuple[np.float32, np.float32]:
-    """The float32 factors of the passed_hu and deal_progress features."""
-    return np.float32(1.0 / rules.max_value), np.float32(1.0 / rules.deals_per_match)
+def _rule_scales(rules: Rules) -> tuple[float, float]:
+    """The factors of the passed_hu and deal_progress features: float32 values, given as
+    Python floats (cheaper to pass to a kernel, converted back exactly inside)."""
+    key = (rules.fan_cap, rules.deals_per_match)
+    got = _SCALES.get(key)
+    if got is None:
+        got = _SCALES[key] = (float(np.float32(1.0 / rules.max_value)),
+                              float(np.float32(1.0 / rules.deals_per_match)))
+    return got
+
+
+_SCALES: dict[tuple[int, int], tuple[float, float]] = {}
 
 
 @njit
@@ -211,6 +221,8 @@ def planes_row(v, i, inv_max_value, inv_deals, o):
     """Write the (N_CHANNELS, 27) planes of row ``i`` of the SeatView ``v`` into ``o``
     (every channel is written). ``inv_max_value`` and ``inv_deals`` are the float32
     factors of the passed_hu and deal_progress features (:func:`_rule_scales`)."""
+    inv_max_value = np.float32(inv_max_value)
+    inv_deals = np.float32(inv_deals)
     o[:N_CHANNELS] = 0.0
     visible = np.zeros(N_KINDS, np.int32)
     for k in range(N_KINDS):
@@ -325,7 +337,11 @@ def _encode_range(sa, hidden, oracle, rows, seats, inv_max_value, inv_deals, out
 
 
 _ROWS_PER_TASK = 64  # rows per parallel task
-_PARALLEL_FROM = 256  # fewer rows than this are encoded on one thread
+# Batches of at least this many rows are encoded on several threads, when numba has more
+# than two: on a loaded two-core machine the parallel kernel measured several times slower
+# than the serial one (a thread descheduled for a time slice holds up the whole batch).
+_PARALLEL_FROM = 512
+_PARALLEL = numba.config.NUMBA_NUM_THREADS > 2
 
 
 @njit
@@ -343,11 +359,14 @@ def _encode_parallel(sa, hidden, oracle, rows, seats, inv_max_value, inv_deals, 
 
 
 def _encode_into(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray,
-                 oracle: bool = False) -> None:
-    """Write the planes of (rows[i], seats[i]) into out[i] (checked rows and seats)."""
+                 oracle: bool = False, parallel: bool | None = None) -> None:
+    """Write the planes of (rows[i], seats[i]) into out[i] (checked rows and seats);
+    ``parallel`` None: on several threads for large batches when numba has them."""
     hidden = (state.hand, state.set_aside, state.void, state.wall, state.wall_front,
               state.wall_back)
-    kernel = _encode_parallel if rows.shape[0] >= _PARALLEL_FROM else _encode_serial
+    if parallel is None:
+        parallel = _PARALLEL and rows.shape[0] >= _PARALLEL_FROM
+    kernel = _encode_parallel if parallel else _encode_serial
     kernel(state_arrays(state), hidden, oracle, rows, seats, *_rule_scales(state.rules), out)
 
 

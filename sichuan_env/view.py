@@ -138,29 +138,56 @@ def _view_rows(sa, rows, seats, v):
         view_row(sa, rows[i], seats[i], v, i)
 
 
+@njit
+def _first_bad(rows, seats, B):
+    """-1 when every row is in [-B, B) and every seat in 0..3, else the first bad index."""
+    for i in range(rows.shape[0]):
+        if not (-B <= rows[i] < B and 0 <= seats[i] <= 3):
+            return i
+    return -1
+
+
 def rows_and_seats(state: State, seats: np.ndarray | int,
                    rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Checked (n,) intp rows (default: every table) and (n,) intp seats (one int for all,
-    or one per row)."""
-    B = state.batch_size
+    """Checked (n,) integer rows (default: every table; negative ones count from the end)
+    and (n,) integer seats (``seats`` is one int for all rows or one per row)."""
+    B = state.phase.shape[0]
     if rows is None:
         rows = np.arange(B)
     else:
-        rows = np.asarray(rows).reshape(-1)
-        if rows.size and rows.dtype.kind not in "iu":
-            raise ValueError(f"rows must be integers, got dtype {rows.dtype}")
-        rows = rows.astype(np.intp, copy=False)
-        if rows.size and (rows.min() < -B or rows.max() >= B):
-            raise IndexError(f"rows must be table indices in [0, {B}), got {rows.tolist()}")
-        rows = rows % max(B, 1)  # negative indices count from the end, as numpy does
-    if isinstance(seats, (int, np.integer)):  # one seat for all
+        rows = np.asarray(rows)
+        if rows.ndim != 1:
+            rows = rows.reshape(-1)
+        if rows.dtype.kind not in "iu":
+            if rows.size:
+                raise ValueError(f"rows must be integers, got dtype {rows.dtype}")
+            rows = rows.astype(np.intp)
+    if isinstance(seats, (int, np.integer)):
         if rows.size and not 0 <= seats <= 3:
             raise ValueError(f"seats must be 0..3, got {seats}")
-        return rows, np.full(rows.shape, seats, np.intp)
-    seats = np.broadcast_to(np.asarray(seats, dtype=np.intp), rows.shape)
-    if seats.size and ((seats < 0) | (seats > 3)).any():
-        raise ValueError(f"seats must be 0..3, got {np.unique(seats).tolist()}")
-    return rows, np.ascontiguousarray(seats)
+        seats = np.full(rows.shape[0], seats, np.int8)
+    else:
+        seats = np.asarray(seats)
+        if seats.dtype.kind not in "iu":
+            if seats.size:
+                raise ValueError(f"seats must be integers, got dtype {seats.dtype}")
+            seats = seats.astype(np.intp)
+        if seats.shape != rows.shape:
+            try:
+                seats = np.broadcast_to(seats, rows.shape)
+            except ValueError:
+                raise ValueError(f"seats must be one int or one per row ({rows.size}), got "
+                                 f"shape {seats.shape}") from None
+        if not seats.flags.c_contiguous:
+            seats = np.ascontiguousarray(seats)
+    if not rows.flags.c_contiguous:
+        rows = np.ascontiguousarray(rows)
+    bad = _first_bad(rows, seats, B)
+    if bad >= 0:
+        if not -B <= rows[bad] < B:
+            raise IndexError(f"rows must be table indices in [0, {B}), got {int(rows[bad])}")
+        raise ValueError(f"seats must be 0..3, got {int(seats[bad])}")
+    return rows, seats
 
 
 def seat_view(state: State, seats: np.ndarray | int, rows: np.ndarray | None = None

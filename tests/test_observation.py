@@ -129,13 +129,18 @@ def test_batched_equals_single_and_rows() -> None:
     full = encode(st, seats)
     for b in range(7):
         np.testing.assert_array_equal(full[b], encode(st.take([b]), seats[b])[0])
-    from sichuan_env.observation import _PARALLEL_FROM
+    from sichuan_env.observation import _encode_into
 
-    # a batch large enough for the parallel kernel gives the same rows
-    many = np.arange(_PARALLEL_FROM + 13) % 7
-    np.testing.assert_array_equal(encode(st, seats[many], many), full[many])
-    np.testing.assert_array_equal(encode_oracle(st, seats[many], many)[:, :N_CHANNELS],
-                                  full[many])
+    # the serial and the parallel kernel give the same rows
+    many = np.arange(300) % 7
+    for parallel in (False, True):
+        for oracle in (False, True):
+            out = np.empty((many.size, N_ORACLE_CHANNELS if oracle else N_CHANNELS, 27),
+                           np.float32)
+            _encode_into(st, many, seats[many], out, oracle=oracle, parallel=parallel)
+            np.testing.assert_array_equal(out[:, :N_CHANNELS], full[many])
+            if oracle:
+                np.testing.assert_array_equal(out, encode_oracle(st, seats)[many])
     rows = np.array([5, 2])
     np.testing.assert_array_equal(encode(st, seats[rows], rows), full[rows])
     assert encode(st, np.zeros(0, int), np.zeros(0, int)).shape == (0, N_CHANNELS, 27)
