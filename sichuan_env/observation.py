@@ -78,7 +78,14 @@ from sichuan_env.state import (
     WALL_SIZE,
     State,
 )
-from sichuan_env.view import SeatView, empty_view, rows_and_seats, state_arrays, view_row
+from sichuan_env.view import (
+    STATE_FIELDS,
+    SeatView,
+    empty_view,
+    rows_and_seats,
+    state_arrays,
+    view_row,
+)
 
 OBS_VERSION = "sichuan-obs/1"
 N_KINDS = 27
@@ -320,13 +327,19 @@ def _oracle_row(hand, set_aside, void, wall, wall_front, wall_back, t, s, o):
             o[_WALL, k] += _QUARTER
 
 
+# positions in state_arrays() of the fields the oracle planes read
+_AT_HAND, _AT_SET_ASIDE, _AT_VOID, _AT_WALL_FRONT, _AT_WALL_BACK = (
+    STATE_FIELDS.index(name) for name in ("hand", "set_aside", "void", "wall_front", "wall_back"))
+
+
 @njit
-def _encode_range(sa, hidden, oracle, rows, seats, inv_max_value, inv_deals, out, lo, hi):
-    """Rows lo..hi of :func:`encode` (or of :func:`encode_oracle` when ``oracle``; ``hidden``
-    holds the state fields it reads): the view of each row, then its planes, through one
-    scratch view."""
+def _encode_range(sa, wall, oracle, rows, seats, inv_max_value, inv_deals, out, lo, hi):
+    """Rows lo..hi of :func:`encode` (or of :func:`encode_oracle` when ``oracle``, which
+    also reads the ``wall``): the view of each row, then its planes, through one scratch
+    view."""
     v = empty_view(1)
-    hand, set_aside, void, wall, wall_front, wall_back = hidden
+    hand, set_aside, void = sa[_AT_HAND], sa[_AT_SET_ASIDE], sa[_AT_VOID]
+    wall_front, wall_back = sa[_AT_WALL_FRONT], sa[_AT_WALL_BACK]
     for i in range(lo, hi):
         t = rows[i]
         s = seats[i]
@@ -345,16 +358,16 @@ _PARALLEL = numba.config.NUMBA_NUM_THREADS > 2
 
 
 @njit
-def _encode_serial(sa, hidden, oracle, rows, seats, inv_max_value, inv_deals, out):
-    _encode_range(sa, hidden, oracle, rows, seats, inv_max_value, inv_deals, out, 0, rows.shape[0])
+def _encode_serial(sa, wall, oracle, rows, seats, inv_max_value, inv_deals, out):
+    _encode_range(sa, wall, oracle, rows, seats, inv_max_value, inv_deals, out, 0, rows.shape[0])
 
 
 @njit(parallel=True)
-def _encode_parallel(sa, hidden, oracle, rows, seats, inv_max_value, inv_deals, out):
+def _encode_parallel(sa, wall, oracle, rows, seats, inv_max_value, inv_deals, out):
     n = rows.shape[0]
     for task in prange((n + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK):
         lo = task * _ROWS_PER_TASK
-        _encode_range(sa, hidden, oracle, rows, seats, inv_max_value, inv_deals, out, lo,
+        _encode_range(sa, wall, oracle, rows, seats, inv_max_value, inv_deals, out, lo,
                       min(lo + _ROWS_PER_TASK, n))
 
 
@@ -362,12 +375,10 @@ def _encode_into(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndar
                  oracle: bool = False, parallel: bool | None = None) -> None:
     """Write the planes of (rows[i], seats[i]) into out[i] (checked rows and seats);
     ``parallel`` None: on several threads for large batches when numba has them."""
-    hidden = (state.hand, state.set_aside, state.void, state.wall, state.wall_front,
-              state.wall_back)
     if parallel is None:
         parallel = _PARALLEL and rows.shape[0] >= _PARALLEL_FROM
     kernel = _encode_parallel if parallel else _encode_serial
-    kernel(state_arrays(state), hidden, oracle, rows, seats, *_rule_scales(state.rules), out)
+    kernel(state_arrays(state), state.wall, oracle, rows, seats, *_rule_scales(state.rules), out)
 
 
 def encode(

@@ -80,8 +80,15 @@ def empty_view(n: int) -> SeatView:
     )
 
 
+STATE_FIELDS = ("hand", "set_aside", "void", "void_revealed", "meld", "river", "river_len",
+                "live_discards", "won_tiles", "hu", "hu_tile", "hu_from", "scores",
+                "match_scores", "passed_hu", "phase", "active", "claim_tile", "drawn_tile",
+                "dealer", "deal_index", "wall_front", "wall_back")
+
+
 def state_arrays(state: State) -> tuple[np.ndarray, ...]:
-    """The state fields :func:`view_row` reads, in its order (one tuple for the kernels)."""
+    """The state fields :func:`view_row` reads, in the order of :data:`STATE_FIELDS` (one
+    tuple for the kernels)."""
     return (state.hand, state.set_aside, state.void, state.void_revealed, state.meld,
             state.river, state.river_len, state.live_discards, state.won_tiles, state.hu,
             state.hu_tile, state.hu_from, state.scores, state.match_scores,

@@ -25,7 +25,7 @@ from sichuan_env.observation import (
 )
 from sichuan_env.rules import get_rules
 from sichuan_env.state import DONE, PHASE_NAMES, ROB, State
-from sichuan_env.view import SeatView, seat_view
+from sichuan_env.view import STATE_FIELDS, SeatView, seat_view, state_arrays
 
 from policies import biased, hu_shy, uniform
 
@@ -157,6 +157,9 @@ _VIEW_SHAPES = {
 
 def test_view_fields_and_meaning() -> None:
     st = _played(5, "mahjongsoft", 150, biased, tables=8)
+    got = state_arrays(st)
+    assert len(got) == len(STATE_FIELDS)
+    assert all(a is getattr(st, f) for a, f in zip(got, STATE_FIELDS, strict=True))
     assert set(SeatView._fields) == set(_VIEW_SHAPES)
     for s in range(4):
         v = seat_view(st, s)
