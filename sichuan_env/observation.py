@@ -333,20 +333,30 @@ _AT_HAND, _AT_SET_ASIDE, _AT_VOID, _AT_WALL_FRONT, _AT_WALL_BACK = (
 
 
 @njit
+def _encode_row(sa, wall, oracle, t, s, inv_max_value, inv_deals, v, o):
+    """Seat s at table t into o: the view (into row 0 of the scratch view v), then its
+    planes; then the oracle planes when ``oracle`` (which also read the ``wall``)."""
+    view_row(sa, t, s, v, 0)
+    planes_row(v, 0, inv_max_value, inv_deals, o)
+    if oracle:
+        _oracle_row(sa[_AT_HAND], sa[_AT_SET_ASIDE], sa[_AT_VOID], wall, sa[_AT_WALL_FRONT],
+                    sa[_AT_WALL_BACK], t, s, o)
+
+
+@njit
 def _encode_range(sa, wall, oracle, rows, seats, inv_max_value, inv_deals, out, lo, hi):
-    """Rows lo..hi of :func:`encode` (or of :func:`encode_oracle` when ``oracle``, which
-    also reads the ``wall``): the view of each row, then its planes, through one scratch
-    view."""
+    """Rows lo..hi of :func:`encode` (or of :func:`encode_oracle` when ``oracle``)."""
     v = empty_view(1)
-    hand, set_aside, void = sa[_AT_HAND], sa[_AT_SET_ASIDE], sa[_AT_VOID]
-    wall_front, wall_back = sa[_AT_WALL_FRONT], sa[_AT_WALL_BACK]
     for i in range(lo, hi):
-        t = rows[i]
-        s = seats[i]
-        view_row(sa, t, s, v, 0)
-        planes_row(v, 0, inv_max_value, inv_deals, out[i])
-        if oracle:
-            _oracle_row(hand, set_aside, void, wall, wall_front, wall_back, t, s, out[i])
+        _encode_row(sa, wall, oracle, rows[i], seats[i], inv_max_value, inv_deals, v, out[i])
+
+
+@njit
+def _encode_every_table(sa, wall, oracle, seat, inv_max_value, inv_deals, out):
+    """Seat ``seat`` of every table (the commonest call: one table, one seat)."""
+    v = empty_view(1)
+    for t in range(out.shape[0]):
+        _encode_row(sa, wall, oracle, t, seat, inv_max_value, inv_deals, v, out[t])
 
 
 _ROWS_PER_TASK = 64  # rows per parallel task
@@ -388,6 +398,12 @@ def encode(
 
     ``rows`` defaults to every table (n = B); ``seats`` is (n,) or one int for all.
     """
+    B = state.phase.shape[0]
+    if rows is None and type(seats) is int and 0 <= seats <= 3 and B < _PARALLEL_FROM:
+        out = np.empty((B, N_CHANNELS, N_KINDS), np.float32)
+        _encode_every_table(state_arrays(state), state.wall, False, seats,
+                            *_rule_scales(state.rules), out)
+        return out
     rows, seats = rows_and_seats(state, seats, rows)
     out = np.empty((rows.size, N_CHANNELS, N_KINDS), np.float32)
     _encode_into(state, rows, seats, out)
