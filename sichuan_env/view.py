@@ -156,8 +156,8 @@ def _first_bad(rows, seats, B):
 
 def rows_and_seats(state: State, seats: np.ndarray | int,
                    rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Checked (n,) integer rows (default: every table; negative ones count from the end)
-    and (n,) integer seats (``seats`` is one int for all rows or one per row)."""
+    """Checked (n,) intp rows (default: every table; negative ones count from the end) and
+    (n,) intp seats (``seats`` is one int for all rows or one per row)."""
     B = state.phase.shape[0]
     if rows is None:
         rows = np.arange(B)
@@ -168,27 +168,25 @@ def rows_and_seats(state: State, seats: np.ndarray | int,
         if rows.dtype.kind not in "iu":
             if rows.size:
                 raise ValueError(f"rows must be integers, got dtype {rows.dtype}")
-            rows = rows.astype(np.intp)
+        elif rows.dtype.kind == "u" and rows.size and rows.max() >= B:  # before the cast
+            raise IndexError(f"rows must be table indices in [0, {B}), got {int(rows.max())}")
     if isinstance(seats, (int, np.integer)):
         if rows.size and not 0 <= seats <= 3:
             raise ValueError(f"seats must be 0..3, got {seats}")
-        seats = np.full(rows.shape[0], seats, np.int8)
+        seats = np.full(rows.shape[0], seats, np.intp)
     else:
         seats = np.asarray(seats)
-        if seats.dtype.kind not in "iu":
-            if seats.size:
-                raise ValueError(f"seats must be integers, got dtype {seats.dtype}")
-            seats = seats.astype(np.intp)
+        if seats.dtype.kind not in "iu" and seats.size:
+            raise ValueError(f"seats must be integers, got dtype {seats.dtype}")
         if seats.shape != rows.shape:
             try:
                 seats = np.broadcast_to(seats, rows.shape)
             except ValueError:
                 raise ValueError(f"seats must be one int or one per row ({rows.size}), got "
                                  f"shape {seats.shape}") from None
-        if not seats.flags.c_contiguous:
-            seats = np.ascontiguousarray(seats)
-    if not rows.flags.c_contiguous:
-        rows = np.ascontiguousarray(rows)
+    # one integer type for the kernels (each type would be compiled on its own)
+    rows = np.ascontiguousarray(rows, dtype=np.intp)
+    seats = np.ascontiguousarray(seats, dtype=np.intp)
     bad = _first_bad(rows, seats, B)
     if bad >= 0:
         if not -B <= rows[bad] < B:

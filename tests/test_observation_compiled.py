@@ -138,6 +138,12 @@ def test_rows_are_checked() -> None:
         encode(st, [0, 5], [0, 1])
     with pytest.raises(ValueError):
         encode(st, 0, [0.5])
+    with pytest.raises(IndexError):
+        encode(st, 0, np.array([2**64 - 1], np.uint64))
+    # any integer types give the same planes
+    want = encode(st, np.array([1, 2]), np.array([2, 0]))
+    assert np.array_equal(encode(st, np.array([1, 2], np.int8), np.array([2, 0], np.uint16)),
+                          want)
     # negative rows count from the end, as numpy indexing does
     assert np.array_equal(encode(st, 1, [-1]), encode(st, 1, [2]))
     with pytest.raises(ValueError):
