@@ -48,14 +48,15 @@ tiles / 4 (r = 1..3), their set-aside tiles, their forbidden suits (even unrevea
 tiles left in the wall (counts / 4, order not shown).
 
 The non-oracle observation never reads other seats' hands, set-aside tiles, unrevealed
-forbidden suits, Hu options or passed-Hu values, nor the wall (only its length);
-``tests/test_observation.py`` checks this by changing those fields.
+forbidden suits, Hu options or passed-Hu values, nor the wall (only its length): it only
+reads the seat view; ``tests/test_observation.py`` and ``tests/test_observation_compiled.py``
+check this by changing those fields.
 
 The planes are a pure function of the seat view (:mod:`sichuan_env.view`):
 :func:`planes_from_view` writes them from a :class:`~sichuan_env.view.SeatView`, and
 :func:`encode` runs the view kernel and the plane kernel row by row inside one compiled loop
-(numba; over tables in parallel for large batches), so one table and many go through the
-same code. ``rows`` restricts the work to some tables. ``tests/reference_observation.py``
+(numba; over tables in parallel for large batches when numba has more than two threads),
+so one table and many go through the same code. ``rows`` restricts the work to some tables. ``tests/reference_observation.py``
 keeps the former numpy encoder as an independent reference; a differential test checks
 that both give the same bits.
 """
