@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from golden_play import CONFIGS, play, record_digest
 
 GOLDEN = json.loads((Path(__file__).parent / "data" / "engine_golden.json").read_text())
