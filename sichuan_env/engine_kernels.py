@@ -85,6 +85,12 @@ LOG_WIDTH = 16
 FAN0 = 6  # first fan column of a LOG_WIN row
 
 _U = np.uint64
+# Arguments passed between kernels are cast to these types (``_i``: int64) or are these
+# typed constants: numba compiles a function once per distinct argument types, and a plain
+# literal or int8 array read would each make another copy.
+_i = np.int64
+_NO = np.bool_(False)
+_YES = np.bool_(True)
 _GOLDEN = _U(0x9E3779B97F4A7C15)
 _M1 = _U(0xBF58476D1CE4E5B9)
 _M2 = _U(0x94D049BB133111EB)
@@ -146,12 +152,12 @@ def _pay(S, C, t, frm, to, points, reason):
     if to >= 0:
         S.scores[t, to] += points
         C.rewards[t, to] += points
-    _log(C, t, LOG_PAY, frm, to, points, reason)
+    _log(C, t, _i(LOG_PAY), _i(frm), _i(to), _i(points), _i(reason))
 
 
 @njit
 def _wall_left(S, t):
-    return np.int64(S.wall_back[t]) - np.int64(S.wall_front[t])
+    return _i(S.wall_back[t]) - _i(S.wall_front[t])
 
 
 @njit
@@ -174,7 +180,7 @@ def _n_hu(S, t):
 
 @njit
 def _next_non_hu(S, t, seat):
-    return NEXT_NON_HU[16 * seat + _hu_bits(S, t)]
+    return _i(NEXT_NON_HU[16 * seat + _hu_bits(S, t)])
 
 
 @njit
@@ -263,7 +269,7 @@ def _new_match(S, t):
     S.deal_index[t] = 0
     S.match_scores[t, :] = 0
     S.end_reason[t] = 0
-    _deal(S, t, 0)
+    _deal(S, t, _i(0))
 
 
 # ----------------------------------------------------------------------------- legal mask
@@ -274,7 +280,7 @@ def _fill_mask(S, C, t, row):
     """The legal actions of seat ``current`` on table t into ``row`` (88,) bool."""
     row[:] = False
     ph = S.phase[t]
-    seat = S.current[t]
+    seat = _i(S.current[t])
     if ph == VOID:
         for s in range(3):
             n = 0
@@ -284,13 +290,13 @@ def _fill_mask(S, C, t, row):
                 n += c
             row[VOID_SUIT + s] = n == 0
     elif ph == TURN:
-        vd = S.void[t, seat]
+        vd = _i(S.void[t, seat])
         has_void = False
         if vd >= 0:
             for k in range(9 * vd, 9 * vd + 9):
                 if S.hand[t, seat, k] > 0:
                     has_void = True
-        sa = S.set_aside[t, seat]
+        sa = _i(S.set_aside[t, seat])
         if sa >= 0:
             row[DISCARD + sa] = True
         else:
@@ -356,7 +362,7 @@ def _hu_fans(S, C, t, s, tile, self_drawn_tile, after_kong, shoot, robbing, sea,
 
 @njit
 def _log_win(S, C, t, seat, tile, frm, value, fans):
-    n = _log(C, t, LOG_WIN, seat, tile, frm, value)
+    n = _log(C, t, _i(LOG_WIN), _i(seat), _i(tile), _i(frm), _i(value))
     if n < C.log.shape[1]:
         for i in range(10):
             C.log[t, n, FAN0 + i] = fans[i]
@@ -376,10 +382,10 @@ def _open_window(S, C, t, d, tile, robbing):
             if not robbing:
                 opts = CLAIM_OPTS[1 if wall_left >= 1 else 0, S.hand[t, s, tile]]
             if S.set_aside[t, s] < 0 and hk.is_complete(
-                    C.flags3, C.complete, S.hand[t, s], tile, _n_melds(S, t, s), S.void[t, s]):
+                    C.flags3, C.complete, S.hand[t, s], tile, _n_melds(S, t, s),
+                    _i(S.void[t, s])):
                 shoot = S.shoot_flag[t] and not robbing
-                value = _hu_fans(S, C, t, s, tile, False, False, shoot, robbing,
-                                 wall_left == 0, fans)
+                value = _hu_fans(S, C, t, s, tile, _NO, _NO, shoot, robbing, wall_left == 0, fans)
                 passed = S.passed_hu[t, s]
                 if passed == 0 or value > passed:
                     opts |= OPT_HU
@@ -406,14 +412,14 @@ def _discard(S, C, t, seat, k):
     if k // 9 != S.void[t, seat]:
         S.nonvoid_discard[t, seat] = True
     S.shoot_flag[t] = S.kong_this_turn[t]
-    _open_window(S, C, t, seat, k, False)
+    _open_window(S, C, t, seat, k, _NO)
 
 
 @njit
 def _draw(S, C, t, seat):
     """Seat draws from the front to start its turn; an empty wall ends the deal."""
     if _wall_left(S, t) <= 0:
-        _end_deal(S, C, t, END_WALL)
+        _end_deal(S, C, t, _i(END_WALL))
         return
     _begin_turn(S, t, seat)
     front = S.wall_front[t]
@@ -444,7 +450,7 @@ def _pay_from_others(S, C, t, seat, points, reason, kong):
     count as kong income of ``seat`` (and the turn's kong flag is set)."""
     for s in range(4):
         if s != seat and not S.hu[t, s]:
-            _pay(S, C, t, s, seat, points, reason)
+            _pay(S, C, t, _i(s), _i(seat), _i(points), _i(reason))
             if kong:
                 S.kong_income[t, s, seat] += points
                 S.turn_kong_paid[t, s] += points
@@ -457,28 +463,28 @@ def _own_kong(S, C, t, seat, k):
     if S.hand[t, seat, k] == 4:
         S.hand[t, seat, k] = 0
         S.meld[t, seat, k] = CONCEALED_KONG
-        _pay_from_others(S, C, t, seat, 2, PAY_CONCEALED, True)
+        _pay_from_others(S, C, t, seat, _i(2), _i(PAY_CONCEALED), _YES)
         _replacement(S, t, seat)
     else:
         S.hand[t, seat, k] -= 1
-        _open_window(S, C, t, seat, k, True)
+        _open_window(S, C, t, seat, k, _YES)
 
 
 @njit
 def _complete_added_kong(S, C, t):
     """Nobody robbed: the pung becomes a promoted or postponed kong."""
-    seat = S.active[t]
-    k = S.claim_tile[t]
+    seat = _i(S.active[t])
+    k = _i(S.claim_tile[t])
     promoted = S.drawn_tile[t] == k
     S.meld[t, seat, k] = PROMOTED_KONG if promoted else POSTPONED_KONG
-    _pay_from_others(S, C, t, seat, 1 if promoted else 0, PAY_PROMOTED, True)
+    _pay_from_others(S, C, t, seat, 1 if promoted else 0, _i(PAY_PROMOTED), _YES)
     S.claim_tile[t] = -1
     _replacement(S, t, seat)
 
 
 @njit
 def _self_drawn_hu(S, C, t, seat):
-    drawn = S.drawn_tile[t]
+    drawn = _i(S.drawn_tile[t])
     had_draw = drawn >= 0
     if had_draw:
         win = drawn
@@ -488,10 +494,11 @@ def _self_drawn_hu(S, C, t, seat):
             if S.hand[t, seat, k] > S.hand[t, seat, win]:
                 win = k
     fans = np.empty(10, np.int32)
-    value = _hu_fans(S, C, t, seat, -1, True, S.drawn_replacement[t] and had_draw, False,
-                     False, _wall_left(S, t) == 0 and had_draw, fans)
+    after_kong = S.drawn_replacement[t] and had_draw
+    sea = _wall_left(S, t) == 0 and had_draw
+    value = _hu_fans(S, C, t, seat, _i(-1), _YES, after_kong, _NO, _NO, sea, fans)
     _log_win(S, C, t, seat, win, -1, value, fans)
-    _pay_from_others(S, C, t, seat, value + C.rules[R_BONUS], PAY_SELF_DRAWN, False)
+    _pay_from_others(S, C, t, seat, value + C.rules[R_BONUS], _i(PAY_SELF_DRAWN), _NO)
     S.hand[t, seat, win] -= 1
     S.won_tiles[t, win] += 1
     n = _n_hu(S, t)
@@ -502,7 +509,7 @@ def _self_drawn_hu(S, C, t, seat):
     S.hu_tile[t, seat] = win
     S.hu_from[t, seat] = seat
     if n + 1 >= 3:
-        _end_deal(S, C, t, END_THREE_HU)
+        _end_deal(S, C, t, _i(END_THREE_HU))
     else:
         _draw(S, C, t, _next_non_hu(S, t, seat))
 
@@ -510,8 +517,8 @@ def _self_drawn_hu(S, C, t, seat):
 @njit
 def _discard_hu(S, C, t, robbing):
     """Hu on a discard (or on a robbed kong tile): the discarder pays each winner."""
-    d = S.active[t]
-    tile = S.claim_tile[t]
+    d = _i(S.active[t])
+    tile = _i(S.claim_tile[t])
     wall_left = _wall_left(S, t)
     shoot = S.shoot_flag[t] and not robbing
     fans = np.empty(10, np.int32)
@@ -520,19 +527,18 @@ def _discard_hu(S, C, t, robbing):
     last_offset = 0
     for s in range(4):
         if S.claim_answer[t, s] == ANS_HU:
-            value = _hu_fans(S, C, t, s, tile, False, False, shoot, robbing, wall_left == 0,
-                             fans)
+            value = _hu_fans(S, C, t, s, tile, _NO, _NO, shoot, robbing, wall_left == 0, fans)
             _log_win(S, C, t, s, tile, d, value, fans)
             n_win += 1
             single = s
             last_offset = max(last_offset, (s - d) % 4)
     for s in range(4):
         if S.claim_answer[t, s] == ANS_HU:
-            _pay(S, C, t, d, s, np.int64(S.claim_value[t, s]), PAY_HU)
+            _pay(S, C, t, d, _i(s), _i(S.claim_value[t, s]), _i(PAY_HU))
     if shoot:
         for s in range(4):
-            refund = np.int64(S.turn_kong_paid[t, s])
-            _pay(S, C, t, d, s, refund, PAY_REFUND)
+            refund = _i(S.turn_kong_paid[t, s])
+            _pay(S, C, t, _i(d), _i(s), _i(refund), _i(PAY_REFUND))
             S.kong_income[t, s, d] -= refund
         S.turn_kong_paid[t, :] = 0
     if not robbing:
@@ -550,9 +556,9 @@ def _discard_hu(S, C, t, robbing):
     S.claim_tile[t] = -1
     last = (d + last_offset) % 4
     if rank + n_win >= 3:
-        _end_deal(S, C, t, END_THREE_HU)
+        _end_deal(S, C, t, _i(END_THREE_HU))
     elif wall_left <= 0:
-        _end_deal(S, C, t, END_WALL)
+        _end_deal(S, C, t, _i(END_WALL))
     else:
         _draw(S, C, t, _next_non_hu(S, t, last))
 
@@ -570,7 +576,7 @@ def _resolve_window(S, C, t):
             _complete_added_kong(S, C, t)
         else:
             S.claim_tile[t] = -1
-            _draw(S, C, t, _next_non_hu(S, t, S.active[t]))
+            _draw(S, C, t, _next_non_hu(S, t, _i(S.active[t])))
         return
     any_hu = False
     pung = -1
@@ -591,8 +597,8 @@ def _resolve_window(S, C, t):
     if robbing:
         _complete_added_kong(S, C, t)
         return
-    d = S.active[t]
-    tile = S.claim_tile[t]
+    d = _i(S.active[t])
+    tile = _i(S.claim_tile[t])
     S.claim_tile[t] = -1
     if pung >= 0:
         S.hand[t, pung, tile] -= 2
@@ -605,7 +611,7 @@ def _resolve_window(S, C, t):
         S.meld[t, kong, tile] = MELD_MELDED_KONG
         S.live_discards[t, tile] -= 1
         _begin_turn(S, t, kong)
-        _pay(S, C, t, d, kong, 2, PAY_MELDED)
+        _pay(S, C, t, _i(d), _i(kong), _i(2), _i(PAY_MELDED))
         S.kong_income[t, d, kong] += 2
         S.turn_kong_paid[t, d] += 2
         S.kong_this_turn[t] = True
@@ -622,7 +628,7 @@ def _advance(S, C, t):
     for _ in range(1000):
         ph = S.phase[t]
         if ph in (CLAIM, ROB):
-            d = S.active[t]
+            d = _i(S.active[t])
             nxt = -1
             for i in range(1, 4):
                 s = (d + i) % 4
@@ -636,11 +642,11 @@ def _advance(S, C, t):
             ph = S.phase[t]
         if ph != TURN:
             return
-        seat = S.current[t]
-        sa = S.set_aside[t, seat]
+        seat = _i(S.current[t])
+        sa = _i(S.set_aside[t, seat])
         if sa < 0 or _can_kong(S, t, seat):
             return
-        _log(C, t, LOG_EVENT, seat, DISCARD + sa, 1, 0)
+        _log(C, t, _i(LOG_EVENT), _i(seat), _i(DISCARD + sa), _i(1), _i(0))
         _discard(S, C, t, seat, sa)
     raise RuntimeError("engine did not settle")
 
@@ -650,7 +656,7 @@ def _advance(S, C, t):
 
 @njit
 def _settle_wall(S, C, t):
-    _log(C, t, LOG_SETTLE, 0, 0, 0, 0)
+    _log(C, t, _i(LOG_SETTLE), _i(0), _i(0), _i(0), _i(0))
     pig = np.zeros(4, np.bool_)
     ready = np.zeros(4, np.bool_)
     tmax = np.zeros(4, np.int64)
@@ -671,25 +677,26 @@ def _settle_wall(S, C, t):
             continue
         for k in range(27):
             meld[k] = min(S.meld[t, s, k], 2)
-        tmax[s] = hk.theoretical_max(tables, S.hand[t, s], meld, vd, C.rules[R_FAN_CAP], waits)
+        tmax[s] = hk.theoretical_max(tables, S.hand[t, s], meld, _i(vd),
+                                     C.rules[R_FAN_CAP], waits)
         ready[s] = tmax[s] > 0
     for f in range(4):
         if S.hu[t, f] or ready[f]:
             continue
         for r in range(4):
             if ready[r]:
-                _pay(S, C, t, f, r, tmax[r], PAY_READY)
+                _pay(S, C, t, _i(f), _i(r), _i(tmax[r]), _i(PAY_READY))
     for s in range(4):
         if pig[s] and S.nonvoid_discard[t, s]:
-            _pay(S, C, t, s, -1, C.rules[R_PIG], PAY_PIG)
+            _pay(S, C, t, _i(s), _i(-1), _i(C.rules[R_PIG]), _i(PAY_PIG))
     # not-ready receivers return their kong income [payer, receiver]
     for r in range(4):
         if S.hu[t, r] or ready[r]:
             continue
         for f in range(4):
-            back = np.int64(S.kong_income[t, f, r])
+            back = _i(S.kong_income[t, f, r])
             if back:
-                _pay(S, C, t, r, f, back, PAY_REFUND)
+                _pay(S, C, t, _i(r), _i(f), _i(back), _i(PAY_REFUND))
                 S.kong_income[t, f, r] = 0
 
 
@@ -698,13 +705,13 @@ def _end_deal(S, C, t, reason):
     if reason == END_WALL:
         _settle_wall(S, C, t)
     S.end_reason[t] = reason
-    _log(C, t, LOG_END, reason, S.next_dealer[t], 0, 0)
+    _log(C, t, _i(LOG_END), _i(reason), _i(S.next_dealer[t]), _i(0), _i(0))
     for s in range(4):
         S.match_scores[t, s] += S.scores[t, s]
     if S.deal_index[t] + 1 < C.rules[R_DEALS]:
         S.deal_index[t] += 1
-        _deal(S, t, S.next_dealer[t])
-        _log(C, t, LOG_DEAL, 0, 0, 0, 0)
+        _deal(S, t, _i(S.next_dealer[t]))
+        _log(C, t, _i(LOG_DEAL), _i(0), _i(0), _i(0), _i(0))
     else:
         S.phase[t] = DONE
         S.done[t] = True
@@ -717,8 +724,8 @@ def _end_deal(S, C, t, reason):
 def _apply(S, C, t, a):
     """Seat ``current`` of table t takes action a (legal), then everything automatic."""
     ph = S.phase[t]
-    seat = S.current[t]
-    _log(C, t, LOG_EVENT, seat, a, 0, 0)
+    seat = _i(S.current[t])
+    _log(C, t, _i(LOG_EVENT), _i(seat), _i(a), _i(0), _i(0))
     if ph == VOID:
         if a < VOID_SUIT:  # by setting a tile aside
             k = a - VOID_TILE
@@ -729,7 +736,7 @@ def _apply(S, C, t, a):
             S.void[t, seat] = a - VOID_SUIT
         S.current[t] = seat + 1
         if seat == 3:
-            _begin_turn(S, t, S.dealer[t])
+            _begin_turn(S, t, _i(S.dealer[t]))
     elif ph == TURN:
         if a < VOID_TILE:
             _discard(S, C, t, seat, a - DISCARD)
@@ -782,7 +789,7 @@ def step_serial(actions, validate, autoreset, done_out, rules, flags3, complete,
         if bad >= 0:
             return bad
     for t in range(actions.shape[0]):
-        _step_table(S, C, t, actions[t], autoreset, done_out)
+        _step_table(S, C, _i(t), actions[t], autoreset, done_out)
     return -1
 
 
@@ -797,7 +804,7 @@ def step_parallel(actions, validate, autoreset, done_out, rules, flags3, complet
         if bad >= 0:
             return bad
     for t in prange(actions.shape[0]):
-        _step_table(S, C, t, actions[t], autoreset, done_out)
+        _step_table(S, C, _i(t), actions[t], autoreset, done_out)
     return -1
 
 
@@ -829,7 +836,7 @@ def deal_tables(rows, dealers, new_match, rules, flags3, complete, packed, shift
         if new_match:
             _new_match(S, t)
         else:
-            _deal(S, t, dealers[i])
+            _deal(S, t, _i(dealers[i]))
         _fill_mask(S, C, t, S.legal_action_mask[t])
 
 

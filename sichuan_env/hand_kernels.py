@@ -56,18 +56,19 @@ def hand_tables() -> HandTables:
 
 
 @njit
-def suit_code(counts, suit, extra):
-    """Base-5 code of one suit of ``counts`` (27,), with one more tile of kind ``extra``
-    (-1 none)."""
-    code = 0
+def suit_codes(counts, extra):
+    """Base-5 codes of the three suits of ``counts`` (27,), with one more tile of kind
+    ``extra`` (-1 none)."""
+    c0 = 0
+    c1 = 0
+    c2 = 0
     p = 1
     for r in range(9):
-        c = counts[9 * suit + r]
-        if 9 * suit + r == extra:
-            c += 1
-        code += c * p
+        c0 += (np.int64(counts[r]) + (r == extra)) * p
+        c1 += (np.int64(counts[9 + r]) + (9 + r == extra)) * p
+        c2 += (np.int64(counts[18 + r]) + (18 + r == extra)) * p
         p *= 5
-    return code
+    return c0, c1, c2
 
 
 @njit
@@ -95,9 +96,7 @@ def hand_index(flags3, c0, c1, c2, n_melds, void):
 def is_complete(flags3, complete, counts, extra, n_melds, void):
     """``counts`` plus one tile of kind ``extra`` (-1 none) with ``n_melds`` melds is a
     winning hand with no tile of the void suit."""
-    c0 = suit_code(counts, 0, extra)
-    c1 = suit_code(counts, 1, extra)
-    c2 = suit_code(counts, 2, extra)
+    c0, c1, c2 = suit_codes(counts, extra)
     return complete[hand_index(flags3, c0, c1, c2, n_melds, void)]
 
 
@@ -121,9 +120,7 @@ def wait_mask(tables, counts, meld, void, out):
     for k in range(27):
         if meld[k] != 0:
             n_melds += 1
-    c0 = suit_code(counts, 0, -1)
-    c1 = suit_code(counts, 1, -1)
-    c2 = suit_code(counts, 2, -1)
+    c0, c1, c2 = suit_codes(counts, np.int64(-1))
     idx = hand_index(flags3, c0, c1, c2, n_melds, void)
     any_wait = False
     for s in range(3):
