@@ -425,7 +425,7 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
         live = np.flatnonzero((slot >= 0) & ~st.done)
         if not live.size:
             break
-        mask = engine.legal_mask(st)
+        mask = st.legal_action_mask.copy()
         cur = st.current.astype(np.intp)
         who = deal_agent[slot[live], cur[live]]
         actions[:] = 0
@@ -461,7 +461,7 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
         win_active = st.active[window].astype(np.intp)
         win_value = st.claim_value[window].astype(np.float64)
         hu_before = st.hu[window].copy()
-        st, _, done = engine.step(st, actions, inplace=True, validate=False, mask=mask)
+        st, _, done = engine.step(st, actions, inplace=True)
         if tsumo.size:
             d = slot[tsumo]
             s = cur[tsumo]

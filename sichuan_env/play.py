@@ -20,7 +20,6 @@ from typing import TextIO
 
 import numpy as np
 
-from sichuan_env import engine
 from sichuan_env.actions import action_from_str, action_to_str
 from sichuan_env.game import Game
 from sichuan_env.observation import encode
@@ -70,7 +69,7 @@ def play(opponents: list[str], seat: int = 0, seed: int = 0, rules: str = "mil",
         cur = g.current_seat
         if cur != seat:
             st = g.state
-            mask = engine.legal_mask(st)
+            mask = st.legal_action_mask
             bot = bots[cur]
             obs = (encode(st, np.array([cur]), np.array([0])) if needs_observation(bot)
                    else NO_OBSERVATION(1))
