@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -45,47 +45,77 @@ class IllegalActionError(ValueError):
     """An action that the seat to decide may not take. The state is left unchanged."""
 
 
+class StepInfo(NamedTuple):
+    """What one step did on each table, as fixed-shape arrays (batch axis first).
+
+    Events are the decision (index 0) and the forced moves after it (``event_auto``).
+    A win or payment names the event it belongs to: an index into this step's events, or
+    -1 for the latest decision of its seat (``pay_cause``, or the winner) in an earlier
+    step: a Hu or kong claim answered before the claim window was resolved. Unused
+    entries hold -1 (0 for counts, values and fans; False for flags).
+    """
+
+    n_events: np.ndarray  # (B,) int8
+    event_seat: np.ndarray  # (B, 5) int8
+    event_action: np.ndarray  # (B, 5) int16
+    event_auto: np.ndarray  # (B, 5) bool: a forced move (the discard of a set-aside tile)
+    win: np.ndarray  # (B, 4) bool: the seat won in this step
+    win_from: np.ndarray  # (B, 4) int8: the payer, -1 self-drawn
+    win_tile: np.ndarray  # (B, 4) int8
+    win_fans: np.ndarray  # (B, 4, 10) int8 in hands.FAN_NAMES order
+    win_value: np.ndarray  # (B, 4) int32: hand value (without the self-draw bonus)
+    win_event: np.ndarray  # (B, 4) int8
+    n_payments: np.ndarray  # (B,) int16
+    pay_from: np.ndarray  # (B, P) int8
+    pay_to: np.ndarray  # (B, P) int8: -1 nobody (flower pig penalty)
+    pay_points: np.ndarray  # (B, P) int32
+    pay_reason: np.ndarray  # (B, P) int8: index into PAY_REASONS
+    pay_event: np.ndarray  # (B, P) int8
+    pay_cause: np.ndarray  # (B, P) int8: the seat whose decision it follows, -1 settlement
+    settled: np.ndarray  # (B,) bool: the wall-end settlement happened
+    flower_pig: np.ndarray  # (B, 4) bool: at the settlement, still holding its void suit
+    ready: np.ndarray  # (B, 4) bool: at the settlement, waiting on a tile
+    end_reason: np.ndarray  # (B,) int8: END_* of a deal that ended in this step, 0 none
+    next_dealer: np.ndarray  # (B,) int8: of that deal, -1 none
+    new_deal: np.ndarray  # (B,) bool: the next deal of the match was dealt
+
+
+PAY_REASONS = ek.PAY_REASONS
+
+
+def _empty_step_info(B: int) -> StepInfo:
+    E, P = ek.MAX_EVENTS, ek.MAX_PAYMENTS
+    i8 = np.int8
+    return StepInfo(
+        n_events=np.zeros(B, i8), event_seat=np.full((B, E), -1, i8),
+        event_action=np.full((B, E), -1, np.int16), event_auto=np.zeros((B, E), bool),
+        win=np.zeros((B, 4), bool), win_from=np.full((B, 4), -1, i8),
+        win_tile=np.full((B, 4), -1, i8), win_fans=np.zeros((B, 4, 10), i8),
+        win_value=np.zeros((B, 4), np.int32), win_event=np.full((B, 4), -1, i8),
+        n_payments=np.zeros(B, np.int16), pay_from=np.full((B, P), -1, i8),
+        pay_to=np.full((B, P), -1, i8), pay_points=np.zeros((B, P), np.int32),
+        pay_reason=np.full((B, P), -1, i8), pay_event=np.full((B, P), -1, i8),
+        pay_cause=np.full((B, P), -1, i8), settled=np.zeros(B, bool),
+        flower_pig=np.zeros((B, 4), bool), ready=np.zeros((B, 4), bool),
+        end_reason=np.zeros(B, i8), next_dealer=np.full(B, -1, i8),
+        new_deal=np.zeros(B, bool),
+    )
+
+
 class Ledger:
     """Collects what happened, in order, for game records (slow path; off by default).
 
     Entries are tuples: ``("event", table, seat, action, auto)``,
-    ``("pay", table, from, to, points, reason)`` (``to`` -1 for nobody),
-    ``("win", table, seat, tile, from, fans, value)`` (``from`` -1 when self-drawn),
+    ``("pay", table, from, to, points, reason, event, cause)`` (``to`` -1 for nobody;
+    ``event`` and ``cause`` as in :class:`StepInfo`),
+    ``("win", table, seat, tile, from, fans, value, event)`` (``from`` -1 when
+    self-drawn),
     ``("settle", table)`` before wall-end payments, ``("end", table, end_reason,
     next_dealer)`` and ``("deal", table)`` for a new deal.
     """
 
     def __init__(self) -> None:
         self.entries: list[tuple[Any, ...]] = []
-
-    def event(self, tables, seats, actions, auto: bool = False) -> None:
-        for t, s, a in zip(tables.tolist(), seats.tolist(), actions.tolist(), strict=True):
-            self.entries.append(("event", t, s, a, auto))
-
-    def pay(self, tables, frm, to, points, reason: str) -> None:
-        for t, f, r, p in zip(tables.tolist(), frm.tolist(), to.tolist(), points.tolist(),
-                              strict=True):
-            if p:
-                self.entries.append(("pay", t, f, r, p, reason))
-
-    def win(self, tables, seats, tiles, frm, fans, values) -> None:
-        for i, (t, s, k, f, v) in enumerate(
-            zip(tables.tolist(), seats.tolist(), tiles.tolist(), frm.tolist(), values.tolist(),
-                strict=True)
-        ):
-            self.entries.append(("win", t, s, k, f, fans[i].tolist(), v))
-
-    def end(self, tables, reasons, next_dealers) -> None:
-        for t, r, d in zip(tables.tolist(), reasons.tolist(), next_dealers.tolist(), strict=True):
-            self.entries.append(("end", t, r, d))
-
-    def settle(self, tables) -> None:
-        for t in tables.tolist():
-            self.entries.append(("settle", t))
-
-    def deal(self, tables) -> None:
-        for t in tables.tolist():
-            self.entries.append(("deal", t))
 
 
 # ----------------------------------------------------------------------------- reset
@@ -241,10 +271,14 @@ def step(
     mask: np.ndarray | None = None,
     ledger: Ledger | None = None,
     autoreset: bool = False,
-) -> tuple[State, np.ndarray, np.ndarray]:
+    info: bool = False,
+) -> tuple[State, np.ndarray, np.ndarray] | tuple[State, np.ndarray, np.ndarray, StepInfo]:
     """Apply one decision per table: ``actions[i]`` for seat ``state.current[i]``.
 
-    Returns ``(state, rewards (B, 4) float32, done (B,) bool)``. Finished tables ignore
+    Returns ``(state, rewards (B, 4) float32, done (B,) bool)``, and with ``info`` a
+    fourth item, the :class:`StepInfo` of the step (wins, payments, forced moves; the
+    engine always logs them, ``info`` only builds the arrays). ``rewards`` are the sums
+    of the step's payments per seat. Finished tables ignore
     their action. With ``validate`` (the default; it costs little) an illegal action raises
     :class:`IllegalActionError` (naming the table, seat, action and the legal options)
     before anything changes. With ``autoreset`` a table whose match ended starts a new one
@@ -272,7 +306,16 @@ def step(
         _raise_illegal(state, int(bad), int(acts[bad]))
     if ledger is not None:
         _to_ledger(ledger, log, log_len)
+    if info:
+        return st, rewards, done, _step_info(log, log_len)
     return st, rewards, done
+
+
+def _step_info(log: np.ndarray, log_len: np.ndarray) -> StepInfo:
+    out = _empty_step_info(log_len.shape[0])
+    if not ek.fill_step_info(log, log_len, *out):  # pragma: no cover - sized for the rules
+        raise RuntimeError("engine step log overflow")
+    return out
 
 
 def _raise_illegal(state: State, i: int, a: int) -> None:
@@ -296,10 +339,10 @@ def _to_ledger(ledger: Ledger, log: np.ndarray, log_len: np.ndarray) -> None:
             if typ == ek.LOG_EVENT:
                 out.append(("event", t, row[1], row[2], bool(row[3])))
             elif typ == ek.LOG_PAY:
-                out.append(("pay", t, row[1], row[2], row[3], reasons[row[4]]))
+                out.append(("pay", t, row[1], row[2], row[3], reasons[row[4]], row[6], row[5]))
             elif typ == ek.LOG_WIN:
                 out.append(("win", t, row[1], row[2], row[3], row[ek.FAN0:ek.FAN0 + 10],
-                            row[4]))
+                            row[4], row[5]))
             elif typ == ek.LOG_SETTLE:
                 out.append(("settle", t))
             elif typ == ek.LOG_END:

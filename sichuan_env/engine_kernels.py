@@ -10,14 +10,18 @@ The entry kernels take the state arrays as trailing positional arguments in the 
 the rule options come as :data:`RULE_FIELDS` in an int64 array and the hand lookups as the
 arrays of :class:`~sichuan_env.hand_kernels.HandTables`.
 
+An event index (of a payment or win) counts the step's LOG_EVENT rows: 0 is the decision,
+-1 the seat's decision in an earlier step (see :func:`_event_of`).
+
 What happens during a step is written to a per-table log (``log`` (B, LOG_SIZE, LOG_WIDTH)
 int32, ``log_len`` (B,)): one row per entry, column 0 the entry type (``LOG_*``):
 
 =============  ==============================================================
 ``LOG_EVENT``  seat, action, auto (1 for a forced move)
-``LOG_PAY``    from, to (-1 nobody), points, reason (index in PAY_REASONS)
-``LOG_WIN``    seat, tile, from (-1 self-drawn), value, -, then 10 fans
-``LOG_SETTLE`` (the wall-end settlement starts)
+``LOG_PAY``    from, to (-1 nobody), points, reason (index in PAY_REASONS), the seat
+               whose decision it follows (-1: the wall-end settlement), its event
+``LOG_WIN``    seat, tile, from (-1 self-drawn), value, its event, then 10 fans
+``LOG_SETTLE`` flower pigs and ready seats, as 4-bit sets (the settlement starts)
 ``LOG_END``    end reason, next dealer
 ``LOG_DEAL``   (the next deal of the match was dealt)
 =============  ==============================================================
@@ -143,8 +147,27 @@ def _log(C, t, typ, a, b, c, d):
 
 
 @njit
-def _pay(S, C, t, frm, to, points, reason):
-    """``frm`` pays ``points`` to ``to`` (-1: to nobody)."""
+def _event_of(C, t, n, cause):
+    """The event of this step (index among its LOG_EVENT rows before row n) that a payment
+    or win following a decision of seat ``cause`` belongs to: the step's decision when
+    ``cause`` made it, the latest event for the settlement (``cause`` -1), else -1 (the
+    seat's claim answered in an earlier step of the window)."""
+    ne = 0
+    first_seat = -1
+    for j in range(min(n, C.log.shape[1])):
+        if C.log[t, j, 0] == LOG_EVENT:
+            if ne == 0:
+                first_seat = C.log[t, j, 1]
+            ne += 1
+    if cause < 0:
+        return ne - 1
+    return 0 if (ne > 0 and first_seat == cause) else -1
+
+
+@njit
+def _pay(S, C, t, frm, to, points, reason, cause):
+    """``frm`` pays ``points`` to ``to`` (-1: to nobody) because of a decision of seat
+    ``cause`` (-1: the wall-end settlement)."""
     if points == 0:
         return
     S.scores[t, frm] -= points
@@ -152,7 +175,10 @@ def _pay(S, C, t, frm, to, points, reason):
     if to >= 0:
         S.scores[t, to] += points
         C.rewards[t, to] += points
-    _log(C, t, _i(LOG_PAY), _i(frm), _i(to), _i(points), _i(reason))
+    n = _log(C, t, _i(LOG_PAY), _i(frm), _i(to), _i(points), _i(reason))
+    if n < C.log.shape[1]:
+        C.log[t, n, 5] = cause
+        C.log[t, n, 6] = _event_of(C, t, n, cause)
 
 
 @njit
@@ -364,6 +390,7 @@ def _hu_fans(S, C, t, s, tile, self_drawn_tile, after_kong, shoot, robbing, sea,
 def _log_win(S, C, t, seat, tile, frm, value, fans):
     n = _log(C, t, _i(LOG_WIN), _i(seat), _i(tile), _i(frm), _i(value))
     if n < C.log.shape[1]:
+        C.log[t, n, 5] = _event_of(C, t, n, _i(seat))
         for i in range(10):
             C.log[t, n, FAN0 + i] = fans[i]
 
@@ -450,7 +477,7 @@ def _pay_from_others(S, C, t, seat, points, reason, kong):
     count as kong income of ``seat`` (and the turn's kong flag is set)."""
     for s in range(4):
         if s != seat and not S.hu[t, s]:
-            _pay(S, C, t, _i(s), _i(seat), _i(points), _i(reason))
+            _pay(S, C, t, _i(s), _i(seat), _i(points), _i(reason), _i(seat))
             if kong:
                 S.kong_income[t, s, seat] += points
                 S.turn_kong_paid[t, s] += points
@@ -534,11 +561,15 @@ def _discard_hu(S, C, t, robbing):
             last_offset = max(last_offset, (s - d) % 4)
     for s in range(4):
         if S.claim_answer[t, s] == ANS_HU:
-            _pay(S, C, t, d, _i(s), _i(S.claim_value[t, s]), _i(PAY_HU))
+            _pay(S, C, t, d, _i(s), _i(S.claim_value[t, s]), _i(PAY_HU), _i(s))
     if shoot:
+        first = -1  # the first winner asked: its Hu is the event the refund belongs to
+        for i in range(1, 4):
+            if first < 0 and S.claim_answer[t, (d + i) % 4] == ANS_HU:
+                first = (d + i) % 4
         for s in range(4):
             refund = _i(S.turn_kong_paid[t, s])
-            _pay(S, C, t, _i(d), _i(s), _i(refund), _i(PAY_REFUND))
+            _pay(S, C, t, _i(d), _i(s), _i(refund), _i(PAY_REFUND), _i(first))
             S.kong_income[t, s, d] -= refund
         S.turn_kong_paid[t, :] = 0
     if not robbing:
@@ -611,7 +642,7 @@ def _resolve_window(S, C, t):
         S.meld[t, kong, tile] = MELD_MELDED_KONG
         S.live_discards[t, tile] -= 1
         _begin_turn(S, t, kong)
-        _pay(S, C, t, _i(d), _i(kong), _i(2), _i(PAY_MELDED))
+        _pay(S, C, t, _i(d), _i(kong), _i(2), _i(PAY_MELDED), _i(kong))
         S.kong_income[t, d, kong] += 2
         S.turn_kong_paid[t, d] += 2
         S.kong_this_turn[t] = True
@@ -656,7 +687,7 @@ def _advance(S, C, t):
 
 @njit
 def _settle_wall(S, C, t):
-    _log(C, t, _i(LOG_SETTLE), _i(0), _i(0), _i(0), _i(0))
+    row = _log(C, t, _i(LOG_SETTLE), _i(0), _i(0), _i(0), _i(0))
     pig = np.zeros(4, np.bool_)
     ready = np.zeros(4, np.bool_)
     tmax = np.zeros(4, np.int64)
@@ -680,15 +711,21 @@ def _settle_wall(S, C, t):
         tmax[s] = hk.theoretical_max(tables, S.hand[t, s], meld, _i(vd),
                                      C.rules[R_FAN_CAP], waits)
         ready[s] = tmax[s] > 0
+    if row < C.log.shape[1]:  # flower pigs and ready seats as bits
+        for s in range(4):
+            if pig[s]:
+                C.log[t, row, 1] |= 1 << s
+            if ready[s]:
+                C.log[t, row, 2] |= 1 << s
     for f in range(4):
         if S.hu[t, f] or ready[f]:
             continue
         for r in range(4):
             if ready[r]:
-                _pay(S, C, t, _i(f), _i(r), _i(tmax[r]), _i(PAY_READY))
+                _pay(S, C, t, _i(f), _i(r), _i(tmax[r]), _i(PAY_READY), _i(-1))
     for s in range(4):
         if pig[s] and S.nonvoid_discard[t, s]:
-            _pay(S, C, t, _i(s), _i(-1), _i(C.rules[R_PIG]), _i(PAY_PIG))
+            _pay(S, C, t, _i(s), _i(-1), _i(C.rules[R_PIG]), _i(PAY_PIG), _i(-1))
     # not-ready receivers return their kong income [payer, receiver]
     for r in range(4):
         if S.hu[t, r] or ready[r]:
@@ -696,7 +733,7 @@ def _settle_wall(S, C, t):
         for f in range(4):
             back = _i(S.kong_income[t, f, r])
             if back:
-                _pay(S, C, t, _i(r), _i(f), _i(back), _i(PAY_REFUND))
+                _pay(S, C, t, _i(r), _i(f), _i(back), _i(PAY_REFUND), _i(-1))
                 S.kong_income[t, f, r] = 0
 
 
@@ -844,3 +881,73 @@ def deal_tables(rows, dealers, new_match, rules, flags3, complete, packed, shift
 def reset_fields(t, dealer, *arrays):
     """The fields of a new deal on table t, with no tiles dealt."""
     _reset_deal_fields(Arrays(*arrays), t, dealer)
+
+
+# ----------------------------------------------------------------------------- step info
+
+MAX_EVENTS = 5  # the decision and at most four forced discards (one per seat and deal)
+MAX_PAYMENTS = 48
+
+
+@njit
+def fill_step_info(log, log_len, ev_seat, ev_action, ev_auto, n_events, win, win_from,
+                   win_tile, win_fans, win_value, win_event, n_pay, pay_from, pay_to,
+                   pay_points, pay_reason, pay_event, pay_cause, settled, flower_pig, ready,
+                   end_reason, next_dealer, new_deal):
+    """The step log as the fixed-shape arrays of ``engine.StepInfo`` (zeroed by the
+    caller, -1 where -1 means none). An event index -1 on a win or payment stands for
+    the latest decision of its seat in an earlier step (a claim answered before the window
+    was resolved). Returns False when a table's log overflowed."""
+    ok = True
+    for t in range(log_len.shape[0]):
+        n = log_len[t]
+        if n > log.shape[1]:
+            ok = False
+            n = log.shape[1]
+        ne = 0
+        npay = 0
+        for j in range(n):
+            row = log[t, j]
+            typ = row[0]
+            if typ == LOG_EVENT:
+                if ne < ev_seat.shape[1]:
+                    ev_seat[t, ne] = row[1]
+                    ev_action[t, ne] = row[2]
+                    ev_auto[t, ne] = row[3] != 0
+                else:
+                    ok = False
+                ne += 1
+            elif typ == LOG_PAY:
+                if npay < pay_from.shape[1]:
+                    cause = row[5]
+                    pay_from[t, npay] = row[1]
+                    pay_to[t, npay] = row[2]
+                    pay_points[t, npay] = row[3]
+                    pay_reason[t, npay] = row[4]
+                    pay_cause[t, npay] = cause
+                    pay_event[t, npay] = row[6]
+                else:
+                    ok = False
+                npay += 1
+            elif typ == LOG_WIN:
+                s = row[1]
+                win[t, s] = True
+                win_tile[t, s] = row[2]
+                win_from[t, s] = row[3]
+                win_value[t, s] = row[4]
+                for i in range(10):
+                    win_fans[t, s, i] = row[FAN0 + i]
+                win_event[t, s] = row[5]
+            elif typ == LOG_SETTLE:
+                settled[t] = True
+                for s in range(4):
+                    flower_pig[t, s] = (row[1] >> s) & 1
+                    ready[t, s] = (row[2] >> s) & 1
+            elif typ == LOG_END:
+                end_reason[t] = row[1]
+                next_dealer[t] = row[2]
+            elif typ == LOG_DEAL:
+                new_deal[t] = True
+        n_events[t] = min(ne, ev_seat.shape[1])
+        n_pay[t] = min(npay, pay_from.shape[1])
+    return ok
