@@ -28,7 +28,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from sichuan_env import engine_kernels as ek
-from sichuan_env import hands as hx
 from sichuan_env.actions import N_ACTIONS, action_to_str
 from sichuan_env.deal import table_keys
 from sichuan_env.hand_kernels import hand_tables
@@ -36,7 +35,6 @@ from sichuan_env.rules import Rules, get_rules
 from sichuan_env.state import WALL_SIZE, State, empty_state
 from sichuan_env.tiles import N_KINDS, as_counts, parse_kinds, tile_str
 
-SUIT_OF = (np.arange(N_KINDS) // 9).astype(np.int8)
 PARALLEL_MIN_TABLES = 256  # batches at least this large step on several threads
 _SEED_LIMIT = 2**64
 
@@ -349,25 +347,3 @@ def _to_ledger(ledger: Ledger, log: np.ndarray, log_len: np.ndarray) -> None:
                 out.append(("end", t, row[1], row[2]))
             else:
                 out.append(("deal", t))
-
-
-# ----------------------------------------------------------------------------- deal end
-
-
-def settlement_states(st: State, ix: np.ndarray) -> tuple[np.ndarray, ...]:
-    """For tables ix at the wall end: (flower_pig, ready, theoretical_max), each (n, 4)."""
-    n = ix.size
-    non_hu = ~st.hu[ix]
-    vd = st.void[ix]
-    h = st.hand[ix]
-    void_kinds = SUIT_OF[None, None, :] == vd[:, :, None]
-    pig = (((h > 0) & void_kinds).any(2) | (st.set_aside[ix] >= 0)) & non_hu
-    mk = np.minimum(st.meld[ix], 2).astype(np.int8).reshape(-1, N_KINDS)
-    waits = hx.batch_wait_mask(h.reshape(-1, N_KINDS), mk, vd.reshape(-1)).reshape(n, 4, N_KINDS)
-    ready = non_hu & ~pig & waits.any(2)
-    tmax = np.zeros((n, 4), np.int32)
-    if ready.any():
-        r, s = np.nonzero(ready)
-        tmax[r, s] = hx.batch_theoretical_max(h[r, s], np.minimum(st.meld[ix[r], s], 2),
-                                             vd[r, s], st.rules.fan_cap)
-    return pig, ready, tmax

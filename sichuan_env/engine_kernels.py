@@ -890,11 +890,12 @@ MAX_PAYMENTS = 48
 
 
 @njit
-def fill_step_info(log, log_len, ev_seat, ev_action, ev_auto, n_events, win, win_from,
+def fill_step_info(log, log_len, n_events, ev_seat, ev_action, ev_auto, win, win_from,
                    win_tile, win_fans, win_value, win_event, n_pay, pay_from, pay_to,
                    pay_points, pay_reason, pay_event, pay_cause, settled, flower_pig, ready,
                    end_reason, next_dealer, new_deal):
-    """The step log as the fixed-shape arrays of ``engine.StepInfo`` (zeroed by the
+    """The step log as the fixed-shape arrays of ``engine.StepInfo`` (in its field order;
+    zeroed by the
     caller, -1 where -1 means none). An event index -1 on a win or payment stands for
     the latest decision of its seat in an earlier step (a claim answered before the window
     was resolved). Returns False when a table's log overflowed."""
