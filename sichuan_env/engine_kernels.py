@@ -1,9 +1,12 @@
 """The engine's rules as compiled kernels: a per-table state machine over the state arrays.
 
 Every transition is written once, for one table ``t``, with scalar reads and writes on the
-arrays of :class:`~sichuan_env.state.State`; the entry kernels loop over the tables
-(``prange`` in the parallel variant). A batch of one table and a batch of thousands run
-the same code, so a table never depends on its batch.
+arrays of :class:`~sichuan_env.state.State`; the entry kernels loop over the tables. A
+batch of one table and a batch of thousands run the same code, so a table never depends
+on its batch. (A ``prange`` loop over the tables did not pay: on the 2-core development
+machine it ran several times slower than the plain loop.) The hot helpers are inlined
+(``inline="always"``): a call that passes the 42 state arrays costs more than the work
+of a small helper.
 
 The entry kernels take the state arrays as trailing positional arguments in the order of
 ``State._fields`` (without ``rules``) and build the :data:`Arrays` named tuple inside;
@@ -45,7 +48,7 @@ from sichuan_env.actions import (
     VOID_SUIT,
     VOID_TILE,
 )
-from sichuan_env.jit import njit, prange
+from sichuan_env.jit import njit
 from sichuan_env.state import (
     ANS_HU,
     ANS_KONG,
@@ -86,6 +89,7 @@ PAY_HU, PAY_SELF_DRAWN, PAY_CONCEALED, PAY_MELDED, PAY_PROMOTED, PAY_REFUND, PAY
 LOG_EVENT, LOG_PAY, LOG_WIN, LOG_SETTLE, LOG_END, LOG_DEAL = range(1, 7)
 LOG_SIZE = 64  # entries per table and step (a step makes at most about 45)
 LOG_WIDTH = 16
+UNSETTLED = 1 << 20  # log_len of a table whose automatic moves did not settle
 FAN0 = 6  # first fan column of a LOG_WIN row
 
 _U = np.uint64
@@ -131,7 +135,7 @@ Ctx = collections.namedtuple(
 # ----------------------------------------------------------------------------- small parts
 
 
-@njit
+@njit(inline="always")
 def _log(C, t, typ, a, b, c, d):
     n = C.log_len[t]
     if n < C.log.shape[1]:
@@ -146,7 +150,7 @@ def _log(C, t, typ, a, b, c, d):
     return n
 
 
-@njit
+@njit(inline="always")
 def _event_of(C, t, n, cause):
     """The event of this step (index among its LOG_EVENT rows before row n) that a payment
     or win following a decision of seat ``cause`` belongs to: the step's decision when
@@ -164,7 +168,7 @@ def _event_of(C, t, n, cause):
     return 0 if (ne > 0 and first_seat == cause) else -1
 
 
-@njit
+@njit(inline="always")
 def _pay(S, C, t, frm, to, points, reason, cause):
     """``frm`` pays ``points`` to ``to`` (-1: to nobody) because of a decision of seat
     ``cause`` (-1: the wall-end settlement)."""
@@ -181,12 +185,12 @@ def _pay(S, C, t, frm, to, points, reason, cause):
         C.log[t, n, 6] = _event_of(C, t, n, cause)
 
 
-@njit
+@njit(inline="always")
 def _wall_left(S, t):
     return _i(S.wall_back[t]) - _i(S.wall_front[t])
 
 
-@njit
+@njit(inline="always")
 def _hu_bits(S, t):
     bits = 0
     for s in range(4):
@@ -195,7 +199,7 @@ def _hu_bits(S, t):
     return bits
 
 
-@njit
+@njit(inline="always")
 def _n_hu(S, t):
     n = 0
     for s in range(4):
@@ -204,12 +208,12 @@ def _n_hu(S, t):
     return n
 
 
-@njit
+@njit(inline="always")
 def _next_non_hu(S, t, seat):
     return _i(NEXT_NON_HU[16 * seat + _hu_bits(S, t)])
 
 
-@njit
+@njit(inline="always")
 def _n_melds(S, t, s):
     n = 0
     for k in range(27):
@@ -301,7 +305,7 @@ def _new_match(S, t):
 # ----------------------------------------------------------------------------- legal mask
 
 
-@njit
+@njit(inline="always")
 def _fill_mask(S, C, t, row):
     """The legal actions of seat ``current`` on table t into ``row`` (88,) bool."""
     row[:] = False
@@ -346,7 +350,7 @@ def _fill_mask(S, C, t, row):
         row[PASS] = True
 
 
-@njit
+@njit(inline="always")
 def _can_kong(S, t, seat):
     """The seat to act on a TURN table may declare some kong."""
     if S.after_pung[t] or _wall_left(S, t) < 1:
@@ -362,7 +366,7 @@ def _can_kong(S, t, seat):
 # ----------------------------------------------------------------------------- transitions
 
 
-@njit
+@njit(inline="always")
 def _begin_turn(S, t, seat):
     """A turn with no draw yet (dealer's initial turn, or after a claim)."""
     S.phase[t] = TURN
@@ -386,7 +390,7 @@ def _hu_fans(S, C, t, s, tile, self_drawn_tile, after_kong, shoot, robbing, sea,
     return hk.value_of(total, C.rules[R_FAN_CAP])
 
 
-@njit
+@njit(inline="always")
 def _log_win(S, C, t, seat, tile, frm, value, fans):
     n = _log(C, t, _i(LOG_WIN), _i(seat), _i(tile), _i(frm), _i(value))
     if n < C.log.shape[1]:
@@ -395,7 +399,7 @@ def _log_win(S, C, t, seat, tile, frm, value, fans):
             C.log[t, n, FAN0 + i] = fans[i]
 
 
-@njit
+@njit(inline="always")
 def _open_window(S, C, t, d, tile, robbing):
     """Offer ``tile`` (discarded, or added to a kong by d) to the other seats."""
     wall_left = _wall_left(S, t)
@@ -425,7 +429,7 @@ def _open_window(S, C, t, d, tile, robbing):
     S.phase[t] = ROB if robbing else CLAIM
 
 
-@njit
+@njit(inline="always")
 def _discard(S, C, t, seat, k):
     if S.set_aside[t, seat] >= 0:
         S.set_aside[t, seat] = -1
@@ -442,7 +446,7 @@ def _discard(S, C, t, seat, k):
     _open_window(S, C, t, seat, k, _NO)
 
 
-@njit
+@njit(inline="always")
 def _draw(S, C, t, seat):
     """Seat draws from the front to start its turn; an empty wall ends the deal."""
     if _wall_left(S, t) <= 0:
@@ -457,7 +461,7 @@ def _draw(S, C, t, seat):
     S.passed_hu[t, seat] = 0
 
 
-@njit
+@njit(inline="always")
 def _replacement(S, t, seat):
     """Kong replacement from the back of the wall (a kong needs one, so it exists)."""
     S.wall_back[t] -= 1
@@ -471,7 +475,7 @@ def _replacement(S, t, seat):
     S.active[t] = seat
 
 
-@njit
+@njit(inline="always")
 def _pay_from_others(S, C, t, seat, points, reason, kong):
     """Every non-Hu seat other than ``seat`` pays ``points``; with ``kong`` the payments
     count as kong income of ``seat`` (and the turn's kong flag is set)."""
@@ -651,7 +655,7 @@ def _resolve_window(S, C, t):
         _draw(S, C, t, _next_non_hu(S, t, d))
 
 
-@njit
+@njit(inline="always")
 def _advance(S, C, t):
     """Run everything that needs no decision until table t waits for one: settle a claim
     window whose answers are all in (or ask the next seat), make the forced discard of a
@@ -679,7 +683,7 @@ def _advance(S, C, t):
             return
         _log(C, t, _i(LOG_EVENT), _i(seat), _i(DISCARD + sa), _i(1), _i(0))
         _discard(S, C, t, seat, sa)
-    raise RuntimeError("engine did not settle")
+    C.log_len[t] = UNSETTLED  # never reached: a deal ends after at most 4 forced discards
 
 
 # ----------------------------------------------------------------------------- deal end
@@ -757,7 +761,7 @@ def _end_deal(S, C, t, reason):
 # ----------------------------------------------------------------------------- one step
 
 
-@njit
+@njit(inline="always")
 def _apply(S, C, t, a):
     """Seat ``current`` of table t takes action a (legal), then everything automatic."""
     ph = S.phase[t]
@@ -798,7 +802,7 @@ def _step_table(S, C, t, a, autoreset, done_out):
     _fill_mask(S, C, t, S.legal_action_mask[t])
 
 
-@njit
+@njit(inline="always")
 def _first_illegal(S, C, actions):
     """Index of the first live table whose action is not legal, or -1."""
     row = np.empty(N_ACTIONS, np.bool_)
@@ -826,21 +830,6 @@ def step_serial(actions, validate, autoreset, done_out, rules, flags3, complete,
         if bad >= 0:
             return bad
     for t in range(actions.shape[0]):
-        _step_table(S, C, _i(t), actions[t], autoreset, done_out)
-    return -1
-
-
-@njit(parallel=True)
-def step_parallel(actions, validate, autoreset, done_out, rules, flags3, complete, packed,
-                  shift, mask, mask7, log, log_len, rewards, *arrays):
-    """:func:`step_serial` with the tables spread over threads."""
-    S = Arrays(*arrays)
-    C = Ctx(rules, flags3, complete, packed, shift, mask, mask7, log, log_len, rewards)
-    if validate:
-        bad = _first_illegal(S, C, actions)
-        if bad >= 0:
-            return bad
-    for t in prange(actions.shape[0]):
         _step_table(S, C, _i(t), actions[t], autoreset, done_out)
     return -1
 

@@ -142,22 +142,10 @@ def _table_entries(entries: list[tuple], table: int) -> list[tuple]:
     deals=hs.sampled_from([1, 2]),
     policy=hs.sampled_from([uniform, biased, hu_shy]),
     with_ledger=hs.booleans(),
-    parallel=hs.booleans(),
 )
-def test_one_table_path_equals_batched_kernels(seed, preset, deals, policy, with_ledger,
-                                               parallel):
-    """A table stepped alone and the same table as row 0 of a batch (stepped on several
-    threads with ``parallel``) go through identical states, rewards, done flags, masks and
-    ledger entries, for a whole match."""
-    saved = engine.PARALLEL_MIN_TABLES
-    engine.PARALLEL_MIN_TABLES = 2 if parallel else saved
-    try:
-        _alone_equals_batched(seed, preset, deals, policy, with_ledger)
-    finally:
-        engine.PARALLEL_MIN_TABLES = saved
-
-
-def _alone_equals_batched(seed, preset, deals, policy, with_ledger):
+def test_one_table_path_equals_batched_kernels(seed, preset, deals, policy, with_ledger):
+    """A table stepped alone and the same table as row 0 of a batch go through identical
+    states, rewards, done flags, masks and ledger entries, for a whole match."""
     rules = get_rules(preset).replace(deals_per_match=deals)
     alone = engine.reset([seed], rules)
     batch = engine.reset([seed, seed + 1], rules)
