@@ -790,7 +790,7 @@ def _apply(S, C, t, a):
     _advance(S, C, t)
 
 
-@njit
+@njit(inline="always")
 def _step_table(S, C, t, a, autoreset, done_out):
     C.log_len[t] = 0
     C.rewards[t, :] = 0
