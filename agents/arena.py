@@ -65,13 +65,12 @@ from typing import Any
 import numpy as np
 
 from sichuan_env import engine
-from sichuan_env import hands as hx
-from sichuan_env.actions import HU, N_ACTIONS, action_to_str
+from sichuan_env.actions import N_ACTIONS, action_to_str
 from sichuan_env.agent import NO_OBSERVATION, make_agent, needs_observation
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import encode
 from sichuan_env.rules import Rules, get_rules
-from sichuan_env.state import CLAIM, END_WALL, ROB, TURN, State
+from sichuan_env.state import END_WALL, State
 
 Z95 = 1.959963984540054  # NormalDist().inv_cdf(0.975)
 SEED_STRIDE = 10_000_000
@@ -293,21 +292,6 @@ def _agent_name(a: Any) -> str:
     return a if isinstance(a, str) else getattr(a, "name", None) or repr(a)
 
 
-def _self_drawn_values(st: State, rows: np.ndarray) -> np.ndarray:
-    """Value of the self-drawn Hu the seat to act on ``rows`` is declaring (pre-step)."""
-    seat = st.current[rows].astype(np.intp)
-    h = st.hand[rows, seat]
-    drawn = st.drawn_tile[rows]
-    had = drawn >= 0
-    wall_left = st.wall_back[rows] - st.wall_front[rows]
-    fans = hx.batch_fans(
-        h, np.minimum(st.meld[rows, seat], 2).astype(np.int8), np.maximum(drawn, 0),
-        st.void[rows, seat], np.ones(rows.size, bool), st.drawn_replacement[rows] & had,
-        np.zeros(rows.size, bool), np.zeros(rows.size, bool), (wall_left == 0) & had,
-    )
-    return hx.batch_value(fans, st.rules.fan_cap)
-
-
 def _write_rows(st: State, new: State, rows: np.ndarray) -> None:
     for dst, src in zip(st.arrays(), new.arrays(), strict=True):
         dst[rows] = src
@@ -433,7 +417,7 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
         live = np.flatnonzero((slot >= 0) & ~st.done)
         if not live.size:
             break
-        mask = engine.legal_mask(st)
+        mask = st.legal_action_mask.copy()
         cur = st.current.astype(np.intp)
         who = deal_agent[slot[live], cur[live]]
         actions[:] = 0
@@ -461,30 +445,18 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
             rec_rows = live[slot[live] < n_rec]
             for t in rec_rows.tolist():
                 logs[int(slot[t])].append(int(actions[t]))
-        # what the step's wins will need, read before the step
-        phase = st.phase[live]
-        tsumo = live[(phase == TURN) & (actions[live] == HU)]
-        tsumo_val = _self_drawn_values(st, tsumo) if tsumo.size else None
-        window = live[(phase == CLAIM) | (phase == ROB)]
-        win_active = st.active[window].astype(np.intp)
-        win_value = st.claim_value[window].astype(np.float64)
-        hu_before = st.hu[window].copy()
-        st, _, done = engine.step(st, actions, inplace=True, validate=False, mask=mask)
-        if tsumo.size:
-            d = slot[tsumo]
-            s = cur[tsumo]
-            out["self_drawn"][d, s] += 1
+        st, _, done, info = engine.step(st, actions, inplace=True, info=True)
+        r, s = np.nonzero(info.win)  # the step's wins, one row per (table, winner)
+        if r.size:
+            d = slot[r]
             out["hu"][d, s] += 1
-            out["win_value"][d, s] += tsumo_val
-        if window.size:
-            new = st.hu[window] & ~hu_before
-            r, s = np.nonzero(new)
-            if r.size:
-                d = slot[window[r]]
-                out["hu"][d, s] += 1
-                out["win_value"][d, s] += win_value[r, s]
-                rw = np.flatnonzero(new.any(1))
-                out["deal_ins"][slot[window[rw]], win_active[rw]] += 1
+            out["win_value"][d, s] += info.win_value[r, s]
+            self_drawn = info.win_from[r, s] < 0
+            out["self_drawn"][d[self_drawn], s[self_drawn]] += 1
+            # one deal-in per claim window won, charged to the discarder (kong declarer)
+            payer = info.win_from.max(1)
+            dealt_in = np.flatnonzero(payer >= 0)
+            out["deal_ins"][slot[dealt_in], payer[dealt_in]] += 1
         fin = np.flatnonzero(done & (slot >= 0))
         if fin.size:
             d = slot[fin]
@@ -493,8 +465,7 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
             out["kong"][d] = st.kong_income[fin].sum(1)
             wall_end = fin[st.end_reason[fin] == END_WALL]
             if wall_end.size:
-                pig, _, _ = engine.settlement_states(st, wall_end)
-                out["pig"][slot[wall_end]] = pig
+                out["pig"][slot[wall_end]] = info.flower_pig[wall_end]
             n_new = min(fin.size, D - next_deal)
             if n_new:
                 refill = fin[:n_new]

@@ -70,7 +70,7 @@ def bench_engine(batch: int, seconds: float) -> float:
 
     def run() -> int:
         nonlocal st
-        m = engine.legal_mask(st)
+        m = st.legal_action_mask
         st, _, _ = engine.step(st, agent.act_batch(None, m), inplace=True, autoreset=True)
         return batch
 

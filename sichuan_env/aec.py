@@ -146,7 +146,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def _after_change(self) -> None:
         st = self.state_
         assert st is not None
-        self._mask = mask = engine.legal_mask(st)[0]
+        self._mask = mask = st.legal_action_mask[0].copy()
         self._mask8 = mask8 = mask.astype(np.int8)
         selected = AGENTS[int(st.current[0])]
         self.agent_selection = selected
@@ -171,7 +171,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 f"{agent}: illegal action {a} ({name}); legal: {legal}"
             )
         self._cumulative_rewards[agent] = 0.0
-        st, rewards, done = engine.step(st, a, inplace=True, validate=False)
+        st, rewards, done = engine.step(st, a, inplace=True)
         self.state_ = st
         self.rewards = dict(zip(AGENTS, rewards[0].tolist(), strict=True))
         self._accumulate_rewards()

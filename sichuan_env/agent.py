@@ -197,7 +197,7 @@ def validate_agent(
         live = np.flatnonzero(~st.done)
         if not live.size:
             return
-        mask = engine.legal_mask(st)
+        mask = st.legal_action_mask
         seats = st.current[live].astype(np.intp)
         obs = encode(st, seats, live) if use_obs else NO_OBSERVATION(live.size)
         acts = np.asarray(agent.act_batch(obs, mask[live]))
@@ -216,7 +216,7 @@ def validate_agent(
         _check_legal(agent, acts, live, mask, st, seed, "act_batch")
         full = np.zeros(st.batch_size, np.int64)
         full[live] = acts
-        st, _, _ = engine.step(st, full, inplace=True, validate=False, mask=mask)
+        st, _, _ = engine.step(st, full, inplace=True)
     raise RuntimeError(f"deals did not finish within {max_steps} steps")
 
 

@@ -141,7 +141,7 @@ class Game:
         return self._record["wins"]
 
     def legal_actions(self) -> list[int]:
-        return [int(a) for a in np.flatnonzero(engine.legal_mask(self._st)[0])]
+        return [int(a) for a in np.flatnonzero(self._st.legal_action_mask[0])]
 
     def legal(self) -> list[str]:
         return sorted(action_to_str(a) for a in self.legal_actions())
@@ -183,7 +183,7 @@ class Game:
         if self.done:
             raise IllegalActionError("the deal is over: no seat is to act")
         a = action_from_str(action) if isinstance(action, str) else int(action)
-        mask = engine.legal_mask(self._st)
+        mask = self._st.legal_action_mask
         if not (0 <= a < N_ACTIONS) or not mask[0, a]:
             name = action_to_str(a) if 0 <= a < N_ACTIONS else f"action {a}"
             raise IllegalActionError(
@@ -191,7 +191,7 @@ class Game:
             )
         legal_now = sorted(action_to_str(x) for x in np.flatnonzero(mask[0]))
         ledger = Ledger()
-        st, _, _ = engine.step(self._st, [a], ledger=ledger, mask=mask)
+        st, _, _ = engine.step(self._st, [a], ledger=ledger)
         self._st = st
         self._consume(ledger, legal_now)
 

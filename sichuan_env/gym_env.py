@@ -163,8 +163,7 @@ class SichuanSingleEnv(gym.Env):
             raise IllegalActionError(
                 f"learner (seat {self.seat}): illegal action {a} ({name}); legal: {legal}"
             )
-        st, r, _ = engine.step(st, np.array([a]), inplace=True, validate=False,
-                               mask=self._mask[None])
+        st, r, _ = engine.step(st, np.array([a]), inplace=True)
         reward = float(r[0, self.seat])
         more, done_ = self._play_opponents()
         reward += more
@@ -199,17 +198,17 @@ class SichuanSingleEnv(gym.Env):
         assert st is not None
         reward = 0.0
         while not st.done[0]:
-            mask = engine.legal_mask(st)
+            mask = st.legal_action_mask
             seat = int(st.current[0])
             if seat == self.seat:
-                self._mask = mask[0]
+                self._mask = mask[0].copy()
                 return reward, False
             agent = self.opponents[(seat - self.seat) % 4 - 1]
             obs = encode(st, seat)[0] if needs_observation(agent) else NO_OBSERVATION(1)[0]
             a = int(agent.act(obs, mask[0]))
             if not (0 <= a < N_ACTIONS and mask[0, a]):
                 raise IllegalActionError(f"opponent {agent!r} at seat {seat}: illegal action {a}")
-            st, r, _ = engine.step(st, np.array([a]), inplace=True, validate=False, mask=mask)
+            st, r, _ = engine.step(st, np.array([a]), inplace=True)
             reward += float(r[0, self.seat])
         self._mask = np.zeros(N_ACTIONS, bool)
         return reward, True

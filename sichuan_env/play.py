@@ -22,7 +22,6 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from sichuan_env import engine
 from sichuan_env.actions import action_from_str, action_to_str
 from sichuan_env.agent import NO_OBSERVATION, make_agent, needs_observation
 from sichuan_env.game import Game
@@ -71,7 +70,7 @@ def play(opponents: list[Any], seat: int = 0, seed: int = 0, rules: str = "mil",
         cur = g.current_seat
         if cur != seat:
             st = g.state
-            mask = engine.legal_mask(st)
+            mask = st.legal_action_mask
             bot = bots[cur]
             obs = (encode(st, np.array([cur]), np.array([0])) if needs_observation(bot)
                    else NO_OBSERVATION(1))

@@ -194,10 +194,8 @@ class RecordBuilder:
             "payments": [],
             "wins": [],
         }
-        self._last_hu: dict[int, int] = {}
-        self._last_kong: dict[int, int] = {}
-        self._window_first_hu: int | None = None
-        self._settling = False
+        self._last_event_of: dict[int, int] = {}  # seat -> its latest event's index
+        self._step_first = 0  # index of the current step's first event
         self._new_payments: list[dict[str, Any]] = []
         self._new_wins: list[dict[str, Any]] = []
         self._kong_paid: list[tuple[int, int, int]] = []  # outstanding (from, to, points)
@@ -212,6 +210,7 @@ class RecordBuilder:
         refund per original kong payment (RULES.md section 12, points 10 and 13)."""
         n = 0
         first = True
+        self._step_first = len(self.record["events"])
         for entry in entries:
             if self.finished or entry[0] == "deal":
                 break
@@ -232,8 +231,6 @@ class RecordBuilder:
                 self._pay(*entry[2:])
             elif kind == "win":
                 self._win(*entry[2:])
-            elif kind == "settle":
-                self._settling = True
             elif kind == "end":
                 self._flush()
                 self._end(entry[2], entry[3])
@@ -254,30 +251,19 @@ class RecordBuilder:
             ev["auto"] = True
         if legal is not None:
             ev["legal"] = legal
-        idx = len(rec["events"])
+        self._last_event_of[seat] = len(rec["events"])
         rec["events"].append(ev)
-        act = ev["act"]
-        if act == "discard" or (act == "kong" and "tile" in ev):
-            self._window_first_hu = None
-        if act == "hu":
-            self._last_hu[seat] = idx
-            if self._window_first_hu is None:
-                self._window_first_hu = idx
-        if act == "kong":
-            self._last_kong[seat] = idx
 
-    def _pay(self, frm: int, to: int, points: int, reason: str) -> None:
-        last = len(self.record["events"]) - 1
-        if self._settling or reason in ("ready", "flower_pig"):
-            ev = last
-        elif reason in ("hu", "self_drawn_hu"):
-            ev = self._last_hu.get(to, last)
-        elif reason in ("concealed_kong", "promoted_kong", "melded_kong"):
-            ev = self._last_kong.get(to, last)
-        elif reason == "kong_refund" and self._window_first_hu is not None:
-            ev = self._window_first_hu
-        else:
-            ev = last
+    def _event_index(self, event: int, seat: int) -> int:
+        """Record index of a step's event (``event`` >= 0), or of the latest event of
+        ``seat`` (``event`` -1: its claim answered in an earlier step)."""
+        if event >= 0:
+            return self._step_first + event
+        return self._last_event_of[seat]
+
+    def _pay(self, frm: int, to: int, points: int, reason: str, event: int, cause: int,
+             ) -> None:
+        ev = self._event_index(event, cause)
         if reason == "kong_refund":
             for pts in self._refunded(payer=int(to), receiver=int(frm), points=int(points)):
                 self._new_payments.append({"event": ev, "from": int(frm), "to": int(to),
@@ -312,9 +298,10 @@ class RecordBuilder:
             del self._kong_paid[i]
         return out
 
-    def _win(self, seat: int, tile: int, frm: int, fans: Sequence[int], value: int) -> None:
+    def _win(self, seat: int, tile: int, frm: int, fans: Sequence[int], value: int,
+             event: int) -> None:
         self._new_wins.append({
-            "event": self._last_hu.get(seat, len(self.record["events"]) - 1),
+            "event": self._event_index(event, seat),
             "seat": int(seat), "tile": tile_str(tile), "from": None if frm < 0 else int(frm),
             "fans": {FAN_NAMES[i]: int(c) for i, c in enumerate(fans) if c},
             "value": int(value),
@@ -330,7 +317,6 @@ class RecordBuilder:
                 scores[p["to"]] += p["points"]
         rec["scores"] = scores
         rec["next_dealer"] = int(next_dealer)
-        self._settling = False
         self.finished = True
 
 
@@ -704,7 +690,7 @@ def replay_steps(record: dict[str, Any]) -> Iterator[ReplayStep]:
                 f"the record has seat {seat} ({_ev_str(e)!r}) but the engine asks seat "
                 f"{current}", event=i, seat=seat, field="seat")
         a = event_action(e)
-        mask = engine.legal_mask(st)
+        mask = st.legal_action_mask
         legal_now = sorted(ACTION_STRINGS[x] for x in np.flatnonzero(mask[0]))
         if "legal" in e and e["legal"] != legal_now:
             raise _legal_differs(e, legal_now, i)
@@ -716,7 +702,7 @@ def replay_steps(record: dict[str, Any]) -> Iterator[ReplayStep]:
         else:
             window_open = p
         ledger = engine.Ledger()
-        st, _, _ = engine.step(st, [a], mask=mask, ledger=ledger)
+        st, _, _ = engine.step(st, [a], ledger=ledger)
         builder.feed(ledger.entries, legal_now)
         p += 1
     if not builder.finished:

@@ -86,13 +86,12 @@ def selfplay(deals: int, seed: int, rules: Rules | str | None = "mil", *, tables
     next_deal = T
     emitted = 0
     while emitted < deals:
-        mask = engine.legal_mask(st)
+        mask = st.legal_action_mask.copy()  # the step below overwrites the state's
         live = ~st.done
         actions = random_choice(mask, keys, counter)
         counter += live
         ledger = engine.Ledger()
-        st, _, done = engine.step(st, actions, inplace=True, mask=mask, ledger=ledger,
-                                  validate=False)
+        st, _, done = engine.step(st, actions, inplace=True, ledger=ledger)
         for t, entries in split_entries(ledger.entries).items():
             b = builders[t]
             if b is None:

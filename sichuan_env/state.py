@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from sichuan_env.actions import N_ACTIONS
 from sichuan_env.rules import Rules
 
 WALL_SIZE = 55
@@ -82,6 +83,8 @@ class State(NamedTuple):
     episode: np.ndarray  # (B,) int32: match number on this table (auto-reset counts up)
     end_reason: np.ndarray  # (B,) int8: END_* of the last finished deal
     done: np.ndarray  # (B,) bool: the match is over
+    legal_action_mask: np.ndarray  # (B, 88) bool: the actions seat ``current`` may take
+    #                   now (none on a finished table); kept up to date by the engine
     rules: Rules  # the rule options every table of this batch follows
 
     @property
@@ -152,5 +155,6 @@ def empty_state(B: int, rules: Rules) -> State:
         episode=np.zeros(B, np.int32),
         end_reason=np.zeros(B, i8),
         done=np.zeros(B, bool),
+        legal_action_mask=np.zeros((B, N_ACTIONS), bool),
         rules=rules,
     )

@@ -41,8 +41,8 @@ seeding            ``seed`` (or ``seed()`` before ``reset()``) fixes every table
                    random opponents are seeded from ``seed`` too
 =================  ===========================================================================
 
-Speed: the engine steps the whole batch in place (``validate=False`` with the cached
-masks). Tables waiting for their learner are marked finished for the duration of an
+Speed: the engine steps the whole batch in place (the legal masks are kept in the
+state). Tables waiting for their learner are marked finished for the duration of an
 opponents' step (the engine ignores finished tables) and restored after; when only a few
 tables still need opponent moves they are copied into a smaller batch, finished there and
 written back. More than ``SHARD_TABLES`` (1024) tables are kept as several engine batches
@@ -199,7 +199,7 @@ class SichuanVecEnv(VecEnv):
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
         for k, sl in enumerate(self._shards):
             st, L = self._states[k], self.learner[sl]
-            _, r, _ = engine.step(st, a[sl], inplace=True, validate=False, mask=self._mask[sl])
+            _, r, _ = engine.step(st, a[sl], inplace=True)
             self._acc[sl] += r[np.arange(st.batch_size), L]
             self._mask[sl] = self._run(st, L, self._slots[sl], dones, infos)
         rewards = np.where(dones, self._final, self._acc).astype(np.float32)
@@ -334,7 +334,7 @@ class SichuanVecEnv(VecEnv):
             fin = np.flatnonzero(st.done)
             if fin.size:
                 self._finish(st, L, slots, fin, dones, infos)
-            mask = engine.legal_mask(st)
+            mask = st.legal_action_mask
             waiting = st.current == L
             opp = np.flatnonzero(~waiting)
             if not opp.size:
@@ -347,7 +347,7 @@ class SichuanVecEnv(VecEnv):
             actions = np.zeros(B, np.int64)
             self._opponent_actions(st, L, opp, mask, actions)
             st.done[waiting] = True  # the engine leaves finished tables alone
-            _, r, _ = engine.step(st, actions, inplace=True, validate=False, mask=mask)
+            _, r, _ = engine.step(st, actions, inplace=True)
             st.done[waiting] = False
             self._acc[slots] += r[ar, L]
         raise RuntimeError("opponents did not reach a learner decision")  # pragma: no cover

@@ -377,6 +377,9 @@ def check_invariants(state: State, prev_state: State | None = None,
     mask = engine.legal_mask(st)
     if mask.shape != (st.batch_size, N_ACTIONS):
         raise AssertionError(f"legal mask has shape {mask.shape}")
+    stale = np.flatnonzero((st.legal_action_mask != mask).any(1))
+    if stale.size:
+        _fail(int(stale[0]), "state.legal_action_mask differs from the legal actions of the state")
     total, own, held = _tile_totals(st)
     want = _expected_held(st)
     short = (st.wall < 0).any(1)

@@ -183,3 +183,45 @@ def test_agent_objects_and_specs_mix():
     bot = make_agent(f"{ROOT / 'tests/data/mybot.py'}:MyBot?prefer=low")
     res = run_arena([bot, "random", "random", "random"], deals=16, seed=2, tables=8)
     assert res.deals == 16 and len(res.names) == 2
+
+
+def test_statistics_equal_the_records_of_the_same_deals():
+    """Per deal and seat, the arena's Hu, self-drawn, deal-in, win-value and flower-pig
+    figures (read from the engine's StepInfo) equal those of the deals' game records."""
+    from agents.arena import _make_agents, _play
+    from sichuan_env.game import Game
+
+    rules = get_rules("mahjongsoft")
+    D = 40
+    seeds = np.arange(D) + 900
+    names, objs, seat_agent = _make_agents(["greedy", "rules", "random", "random"], 3)
+    deal_agent = np.tile(seat_agent, (D, 1))
+    out, end_reason, logs = _play(objs, names, seeds, deal_agent, rules, 7, D, None)
+    want = {k: np.zeros((D, 4)) for k in ("hu", "self_drawn", "deal_ins", "win_value")}
+    pigs_paid = np.zeros((D, 4), bool)
+    for d in range(D):
+        g = Game.new(int(seeds[d]), rules)
+        for a in logs[d]:
+            g.play(int(a))
+        rec = g.record()
+        assert rec["scores"] == out["points"][d].tolist()
+        by_window: dict[int, int] = {}
+        for w in rec["wins"]:
+            want["hu"][d, w["seat"]] += 1
+            want["win_value"][d, w["seat"]] += w["value"]
+            if w["from"] is None:
+                want["self_drawn"][d, w["seat"]] += 1
+            else:  # key: the event that opened the window (the payer's discard or kong)
+                opened = max(i for i in range(w["event"])
+                             if rec["events"][i]["seat"] == w["from"])
+                by_window[opened] = w["from"]
+        for payer in by_window.values():  # one deal-in per claim window won
+            want["deal_ins"][d, payer] += 1
+        for p in rec["payments"]:
+            if p["reason"] == "flower_pig":
+                pigs_paid[d, p["from"]] = True
+    for k, v in want.items():
+        assert np.array_equal(out[k], v), k
+    assert want["self_drawn"].sum() > 0 and want["deal_ins"].sum() > 0
+    # every penalised flower pig is counted (a pig that never discarded pays nothing)
+    assert (out["pig"][pigs_paid] == 1).all()

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from sichuan_env import engine
+from sichuan_env import engine_kernels as ek
 from sichuan_env.observation import (
     N_CHANNELS,
     PLANES,
@@ -37,25 +38,24 @@ def _next_non_hu_ref(hu: np.ndarray, seat: int) -> int:
 def test_next_non_hu_table():
     hus = np.array(list(itertools.product([False, True], repeat=4)))
     for seat in range(4):
-        seats = np.full(len(hus), seat, np.int8)
-        got = engine._next_non_hu(hus, seats)
+        bits = hus @ np.array([1, 2, 4, 8])
+        got = ek.NEXT_NON_HU[16 * seat + bits]
         assert got.tolist() == [_next_non_hu_ref(h, seat) for h in hus]
-    # the shortcut for "nobody has won"
-    got = engine._next_non_hu(np.zeros((4, 4), bool), np.arange(4, dtype=np.int8))
-    assert got.tolist() == [1, 2, 3, 0]
+    # nobody has won: the next seat
+    assert ek.NEXT_NON_HU[16 * np.arange(4)].tolist() == [1, 2, 3, 0]
 
 
 def test_kong_table():
     for v, m, h in itertools.product(range(2), range(6), range(5)):
         want = (h == 4 and not v) or (m == PUNG and h >= 1)
-        assert engine._KONG_OK[30 * v + 5 * m + h] == want
+        assert ek.KONG_OK[30 * v + 5 * m + h] == want
 
 
 def test_claim_option_table():
     for wall_ok, cnt in itertools.product(range(2), range(5)):
-        want = (engine.OPT_PUNG if cnt >= 2 else 0) | (
-            engine.OPT_KONG if cnt == 3 and wall_ok else 0)
-        assert engine._CLAIM_OPTS[wall_ok, cnt] == want
+        want = (ek.OPT_PUNG if cnt >= 2 else 0) | (
+            ek.OPT_KONG if cnt == 3 and wall_ok else 0)
+        assert ek.CLAIM_OPTS[wall_ok, cnt] == want
 
 
 def _played(batch: int, steps: int, rules) -> engine.State:
@@ -144,9 +144,8 @@ def _table_entries(entries: list[tuple], table: int) -> list[tuple]:
     with_ledger=hs.booleans(),
 )
 def test_one_table_path_equals_batched_kernels(seed, preset, deals, policy, with_ledger):
-    """A table stepped alone (the engine's scalar one-table path) and the same table as
-    row 0 of a batch (the batched kernels) go through identical states, rewards, done
-    flags, masks and ledger entries, for a whole match."""
+    """A table stepped alone and the same table as row 0 of a batch go through identical
+    states, rewards, done flags, masks and ledger entries, for a whole match."""
     rules = get_rules(preset).replace(deals_per_match=deals)
     alone = engine.reset([seed], rules)
     batch = engine.reset([seed, seed + 1], rules)

@@ -1,0 +1,77 @@
+"""The compiled one-hand functions of the engine agree with the batched hand functions
+(complete?, waits, fans, theoretical maximum) on random hands with melds and voids."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+from sichuan_env import hand_kernels as hk
+from sichuan_env import hands as hx
+
+SITUATIONS = [(False, False, False, False), (True, False, False, True),
+              (False, True, False, False), (False, False, True, False),
+              (False, False, False, True)]
+
+
+def _random_hand(rng: np.random.Generator, n_tiles: int):
+    """Counts (27,) int8, engine meld codes (27,) int8 and a void suit: n_melds melds of
+    distinct kinds and ``n_tiles - 3 * n_melds`` concealed tiles, at most four copies of a
+    kind in all. Often drawn from few suits and kinds, so that complete hands occur."""
+    n_melds = int(rng.integers(0, 5))
+    suits = rng.choice(3, size=int(rng.integers(1, 4)), replace=False)
+    kinds = np.concatenate([np.arange(9 * s, 9 * s + 9) for s in suits])
+    meld = np.zeros(27, np.int8)
+    used = np.zeros(27, np.int8)
+    for k in rng.choice(kinds, size=n_melds, replace=False):
+        meld[k] = rng.choice([1, 2, 3, 4, 5])
+        used[k] = 3 if meld[k] == 1 else 4
+    counts = np.zeros(27, np.int8)
+    want = n_tiles - 3 * n_melds
+    while counts.sum() < want:
+        k = rng.choice(kinds)
+        if counts[k] + used[k] < 4:
+            counts[k] += 1
+    void = int(rng.integers(-1, 3))
+    if rng.random() < 0.7 and void >= 0:  # usually a void suit not in the hand
+        free = [s for s in range(3) if s not in suits]
+        void = free[0] if free else void
+    return counts, meld, void
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=hs.integers(0, 2**32 - 1))
+def test_one_hand_functions_equal_the_batched_ones(seed):
+    rng = np.random.default_rng(seed)
+    tables = hk.hand_tables()
+    fans = np.zeros(10, np.int32)
+    waits = np.zeros(27, bool)
+    for _ in range(40):
+        # a standing hand: waits and theoretical maximum
+        c, meld, void = _random_hand(rng, 13)
+        mk = np.minimum(meld, 2)
+        want_waits = hx.batch_wait_mask(c[None], mk[None], np.array([void], np.int8))[0]
+        got_any = hk.wait_mask(tables, c, meld, void, waits)
+        assert np.array_equal(waits, want_waits) and got_any == want_waits.any()
+        want_max = hx.batch_theoretical_max(c[None], mk[None], np.array([void], np.int8), 4)
+        assert hk.theoretical_max(tables, c, meld, void, 4, waits) == want_max[0]
+        # the hand plus one tile (often a wait): complete?, fans, value
+        extra = int(rng.choice(np.flatnonzero(want_waits))) if want_waits.any() and \
+            rng.random() < 0.8 else int(rng.integers(0, 27))
+        full = c.copy()
+        full[extra] += 1
+        n = int(np.count_nonzero(meld))
+        want_complete = hx.batch_is_complete(full[None], np.array([n]),
+                                             np.array([void], np.int8))[0]
+        assert hk.is_complete(tables.flags3, tables.complete, c, extra, n, void) == want_complete
+        assert hk.is_complete(tables.flags3, tables.complete, full, -1, n, void) == want_complete
+        flags = SITUATIONS[int(rng.integers(0, len(SITUATIONS)))]
+        one = np.ones(1, bool)
+        want_fans = hx.batch_fans(full[None], mk[None], np.array([extra]),
+                                  np.array([void], np.int8), one & flags[0], one & flags[0],
+                                  one & flags[1], one & flags[2], one & flags[3])[0]
+        total = hk.fans(c, extra, mk, flags[0], flags[1], flags[2], flags[3], fans)
+        assert np.array_equal(fans, want_fans) and total == want_fans.sum()
+        for cap in (3, 4):
+            assert hk.value_of(total, cap) == hx.batch_value(want_fans[None], cap)[0]
