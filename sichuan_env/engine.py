@@ -15,8 +15,8 @@ together when the last one is in (Hu beats pung/kong; every Hu succeeds).
 
 The rules live in :mod:`sichuan_env.engine_kernels`: compiled kernels that run one table's
 state machine with scalar reads and writes, looping over the tables. One table and many
-run the same code. This module checks input,
-chooses the kernel and turns the kernels' per-step log into :class:`Ledger` entries.
+run the same code. This module checks input, calls the kernels and turns their per-step
+log into :class:`StepInfo` arrays (``step(..., info=True)``) and :class:`Ledger` entries.
 """
 
 from __future__ import annotations
