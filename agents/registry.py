@@ -7,6 +7,7 @@ spec               agent
 ``greedy``         :class:`agents.greedy.GreedyAgent` (shanten / tile efficiency)
 ``rules``          :class:`agents.rules_bot.RulesAgent` (greedy + value + defence)
 ``ppo:PATH``       a trained policy loaded by ``agents.ppo`` from ``PATH``
+``rllib:PATH``     a policy of ``train.py --backend rllib`` (``agents.rllib_agent``)
 =================  ==========================================================
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-AGENT_NAMES = ("random", "greedy", "rules", "ppo:PATH")
+AGENT_NAMES = ("random", "greedy", "rules", "ppo:PATH", "rllib:PATH")
 
 
 def make_agent(spec: str, seed: int | None = None, **kwargs: Any) -> Any:
@@ -55,4 +56,8 @@ def make_agent(spec: str, seed: int | None = None, **kwargs: Any) -> Any:
         if cls is None:
             raise ValueError("agents.ppo has neither load_agent(path) nor PPOAgent(path)")
         return cls(arg, **kwargs)
+    if name == "rllib" and arg:
+        from agents.rllib_agent import load_agent
+
+        return load_agent(arg, seed=seed, **kwargs)
     raise ValueError(f"unknown agent {spec!r}; known agents: {', '.join(AGENT_NAMES)}")
