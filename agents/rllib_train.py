@@ -167,6 +167,9 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
     torch.set_num_threads(max(1, args.threads))
     out = Path(args.out)
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
+    if args.resume and not (Path(args.resume) / "learner_group").is_dir():
+        raise SystemExit(f"--resume: no RLlib checkpoint folder at {args.resume} (expected "
+                         "OUT/checkpoint or OUT/checkpoints/step_N)")
     try:
         config = build_config(args)
     except (ValueError, FileNotFoundError) as e:
@@ -188,8 +191,6 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
     try:
         algo = config.build_algo()
         if args.resume:
-            if not Path(args.resume).is_dir():
-                raise SystemExit(f"--resume: no RLlib checkpoint folder at {args.resume}")
             algo.restore_from_path(str(Path(args.resume).resolve()))
         elif weights is not None:
             set_learner_weights(algo, weights)
