@@ -12,6 +12,8 @@ rollouts of ``--n-steps`` per table, so a train batch of N x tables x n-steps en
 timed iterations (sampling and learning, as in training), the seconds per iteration spent
 sampling and learning (RLlib's timers), and the load average of the machine before and
 after (other processes share the cores). ``--opponents self`` measures self-play.
+``--sample-only`` times the env runners alone (parallel ``sample()`` calls, no learning):
+how rollouts scale with N when the learner is taken out.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ def measure(runners: int, args: argparse.Namespace) -> dict:
              configure_logging=False)
     try:
         algo = build_config(targs).build_algo()
+        if args.sample_only:
+            return _sample_only(algo, runners, args, load_before)
         warm = algo.train()  # warm-up: actors started, first batch
         before = int(warm["env_runners"]["num_env_steps_sampled_lifetime"])
         samp_t, learn_t = [], []
@@ -76,6 +80,30 @@ def measure(runners: int, args: argparse.Namespace) -> dict:
     }
 
 
+def _sample_only(algo, runners: int, args: argparse.Namespace, load_before: float) -> dict:
+    def sample(runner) -> int:
+        return sum(len(e) for e in runner.sample())
+
+    group = algo.env_runner_group
+    local = runners == 0
+
+    def round_() -> int:
+        return sum(group.foreach_env_runner(sample, local_env_runner=local))
+
+    round_()  # warm-up
+    t0 = time.perf_counter()
+    steps = sum(round_() for _ in range(args.iterations))
+    wall = time.perf_counter() - t0
+    algo.stop()
+    return {
+        "env_runners": runners, "tables_per_runner": args.tables, "steps": steps,
+        "seconds": round(wall, 2), "env_steps_per_s": round(steps / wall, 1),
+        "sample_s_per_iter": round(wall / args.iterations, 3), "learn_s_per_iter": 0.0,
+        "learner": "none (sampling only)",
+        "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runners", type=int, nargs="+", default=[1, 2])
@@ -87,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--opponents", default="random")
     p.add_argument("--gpu", type=float, default=0, help="GPUs for the learner (0)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of the learner (1)")
+    p.add_argument("--sample-only", action="store_true",
+                   help="time the env runners' sampling alone (no learning)")
     p.add_argument("--out", default=None, help="write the rows as JSON here")
     args = p.parse_args(argv)
     import torch

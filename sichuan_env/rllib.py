@@ -232,43 +232,54 @@ class TableBatch:
     def _play_bots(self, rows: np.ndarray, rewards: np.ndarray) -> np.ndarray:
         """Bots move on tables ``rows`` until each is finished or waits for an agent seat;
         returns the legal masks of those tables then."""
-        sub = self.state.take(rows)
+        whole = rows.size == self.num_tables
+        sub = self.state if whole else self.state.take(rows)
         agent_seat = self.agent_seat[rows]
-        B = rows.size
-        ar = np.arange(B)
+        learner = self.learner[rows]
+        ar = np.arange(rows.size)
         for _ in range(_MAX_BOT_MOVES):
             mask = engine.legal_mask(sub)
             bot = ~sub.done & ~agent_seat[ar, sub.current.astype(np.intp)]
-            if not bot.any():
-                _write_rows(self.state, rows, sub)
-                return mask
             idx = np.flatnonzero(bot)
-            part = sub.take(idx)
-            acts = self._bot_actions(part, self.learner[rows[idx]], mask[idx])
-            _, r, _ = engine.step(part, acts, inplace=True, validate=False, mask=mask[idx])
-            rewards[rows[idx]] += r
-            _write_rows(sub, idx, part)
+            if not idx.size:
+                if not whole:
+                    _write_rows(self.state, rows, sub)
+                return mask
+            acts = np.zeros(rows.size, np.int64)
+            acts[idx] = self._bot_actions(sub, idx, learner[idx], mask[idx])
+            waiting = ~bot & ~sub.done
+            sub.done[waiting] = True  # the engine leaves finished tables alone
+            _, r, _ = engine.step(sub, acts, inplace=True, validate=False, mask=mask)
+            sub.done[waiting] = False
+            rewards[rows] += r
         raise RuntimeError("bots did not reach an agent decision")  # pragma: no cover
 
-    def _bot_actions(self, st: State, learner: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        seats = st.current.astype(np.intp)
+    def _bot_actions(self, st: State, rows: np.ndarray, learner: np.ndarray,
+                     mask: np.ndarray) -> np.ndarray:
+        """Actions of the bots to move at tables ``rows`` of ``st`` (masks ``mask``)."""
+        seats = st.current[rows].astype(np.intp)
         pos = (seats - learner) % 4 - 1  # 0..2: the bot after the learner
-        out = np.zeros(st.batch_size, np.int64)
+        out = np.zeros(rows.size, np.int64)
         opps = self.opponents
-        groups = [(opps[0], np.arange(st.batch_size))] if opps[0] is opps[1] is opps[2] else [
+        groups = [(opps[0], np.arange(rows.size))] if opps[0] is opps[1] is opps[2] else [
             (opps[k], np.flatnonzero(pos == k)) for k in range(3)]
         for agent, r in groups:
             if not r.size:
                 continue
             if getattr(agent, "needs_observation", True):
-                obs = encode(st, seats[r], r)
+                obs = encode(st, seats[r], rows[r])
             else:
                 obs = np.zeros((r.size, 0), np.float32)
             acts = np.asarray(agent.act_batch(obs, mask[r]), np.int64).reshape(-1)
+            if acts.shape != (r.size,):
+                raise ValueError(f"opponent {agent!r} returned {acts.shape[0]} actions for "
+                                 f"{r.size} tables")
             ok = (acts >= 0) & (acts < N_ACTIONS)
             ok[ok] = mask[r[ok], acts[ok]]
-            if acts.shape != (r.size,) or not ok.all():
-                raise IllegalActionError(f"opponent {agent!r} chose an illegal action")
+            if not ok.all():
+                j = int(np.argmin(ok))
+                raise IllegalActionError(f"opponent {agent!r} chose illegal action "
+                                         f"{int(acts[j])} at seat {int(seats[r[j]])}")
             out[r] = acts
         return out
 
