@@ -60,9 +60,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="seats the learner plays, one table set each (0,1,2,3)")
     p.add_argument("--opponents", default="random",
                    help="bot for the other seats: random, greedy, rules, self, ppo:PATH, "
-                        "rllib:PATH; "
-                        "or three names comma-separated (random); with --backend rllib "
-                        "also rllib:PATH, and self = self-play at all four seats")
+                        "rllib:PATH; or three names comma-separated (random); with "
+                        "--backend rllib, self = self-play at all four seats")
     p.add_argument("--rules", default="mil", choices=["mil", "mahjongsoft"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/default", help="output folder (runs/default)")
