@@ -13,6 +13,9 @@ counts (the best of each is kept). Reported: env steps sampled per wall-clock se
 timed iterations (sampling and learning, as in training), the seconds per iteration spent
 sampling and learning (RLlib's timers), and the load average of the machine before and
 after (other processes share the cores). ``--opponents self`` measures self-play.
+With ``--sample-only`` also the env steps per CPU-second of the runner processes: with
+free cores N runners reach about N times that (it does not depend on other processes'
+load, the wall-clock figure does).
 ``--sample-only`` times the env runners alone (parallel ``sample()`` calls, no learning):
 how rollouts scale with N when the learner is taken out.
 """
@@ -91,12 +94,19 @@ def _sample_only(algo, runners: int, args: argparse.Namespace, load_before: floa
     def round_() -> int:
         return sum(group.foreach_env_runner(sample, local_env_runner=local))
 
+    def cpu_seconds() -> float:
+        return sum(group.foreach_env_runner(lambda r: time.process_time(),
+                                            local_env_runner=local))
+
     round_()  # warm-up
+    cpu0 = cpu_seconds()
     t0 = time.perf_counter()
     steps = sum(round_() for _ in range(args.iterations))
     wall = time.perf_counter() - t0
+    cpu = cpu_seconds() - cpu0
     algo.stop()
     return {
+        "env_steps_per_runner_cpu_s": round(steps / cpu, 1),
         "env_runners": runners, "tables_per_runner": args.tables, "steps": steps,
         "seconds": round(wall, 2), "env_steps_per_s": round(steps / wall, 1),
         "sample_s_per_iter": round(wall / args.iterations, 3), "learn_s_per_iter": 0.0,
@@ -130,8 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     for rep in range(args.repeats):  # alternate the runner counts, keep each one's best
         for n in args.runners:
             row = measure(n, args)
+            cpu = row.get("env_steps_per_runner_cpu_s")
+            per_cpu = f" ({cpu:,.0f} per runner CPU-second)" if cpu else ""
             print(f"  run {rep + 1}: {n:>3} env runners {row['env_steps_per_s']:>9,.0f} env "
-                  f"steps/s, {row['sample_s_per_iter']:.2f} s sampling + "
+                  f"steps/s{per_cpu}, {row['sample_s_per_iter']:.2f} s sampling + "
                   f"{row['learn_s_per_iter']:.2f} s learning per iteration, load "
                   f"{row['load_before']} -> {row['load_after']}", flush=True)
             if n not in best or row["env_steps_per_s"] > best[n]["env_steps_per_s"]:
