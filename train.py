@@ -60,8 +60,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="seats the learner plays, one table set each (0,1,2,3)")
     p.add_argument("--opponents", default="random",
                    help="bot for the other seats: random, greedy, rules, self, ppo:PATH, "
-                        "rllib:PATH; or three names comma-separated (random); with "
-                        "--backend rllib, self = self-play at all four seats")
+                        "rllib:PATH, package.module:Class, path/to/file.py:Class; or three "
+                        "comma-separated (random); with --backend rllib, self = self-play "
+                        "at all four seats")
     p.add_argument("--rules", default="mil", choices=["mil", "mahjongsoft"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/default", help="output folder (runs/default)")
@@ -102,7 +103,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def make_opponents(spec: str, seed: int, model: Any = None) -> list[Any]:
     from agents.ppo import SnapshotAgent
-    from agents.registry import make_agent
+    from sichuan_env.agent import make_agent
 
     names = [s.strip() for s in spec.split(",") if s.strip()]
     if len(names) not in (1, 3):
@@ -118,7 +119,11 @@ def make_opponents(spec: str, seed: int, model: Any = None) -> list[Any]:
             snapshot = snapshot or SnapshotAgent(model)  # one frozen copy for all its seats
             out.append(snapshot)
         else:
-            out.append(make_agent(name, seed=seed + 101 * i))
+            try:
+                out.append(make_agent(name, seed=seed + 101 * i))
+            except ValueError as err:  # one line, no traceback, exit status 2
+                print(f"error: {err}", file=sys.stderr)
+                raise SystemExit(2) from None
     return out
 
 

@@ -5,6 +5,13 @@ Command line::
     python -m agents.arena --seats rules,greedy,random,random --deals 20000 --duplicate \\
         --seed 1 --rules mil --out results.json [--records deals.jsonl] [--tables 1024]
 
+Seats are agent specs for :func:`sichuan_env.agent.make_agent`: ``random``, ``greedy``,
+``rules``, ``ppo:PATH``, names registered by installed packages, import paths
+``package.module:ClassName`` or ``path/to/file.py:ClassName``, each optionally with
+``?key=value&...`` arguments (``tests/data/mybot.py:MyBot?prefer=low``). A spec that does
+not resolve to a legal agent, or an output path that cannot be written, stops the command
+before the first deal with one line on stderr and exit status 2.
+
 Python::
 
     res = run_arena(["rules", "greedy", "greedy", "greedy"], deals=20000, seed=1)
@@ -46,6 +53,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shlex
 import sys
 import time
@@ -56,11 +64,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import NO_OBSERVATION, needs_observation
-from agents.registry import make_agent
 from sichuan_env import engine
 from sichuan_env import hands as hx
 from sichuan_env.actions import HU, N_ACTIONS, action_to_str
+from sichuan_env.agent import NO_OBSERVATION, make_agent, needs_observation
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import encode
 from sichuan_env.rules import Rules, get_rules
@@ -242,18 +249,19 @@ class ArenaResult:
 
     def table(self) -> str:
         """A plain-text summary, one line per agent and per pair."""
+        w = max([12] + [len(n) + 2 for n in self.names])
         lines = [
             f"{self.deals} deals ({'duplicate, ' if self.duplicate else ''}"
             f"{self.stats[self.names[0]]['units']} units), rules {self.rules.preset}, "
             f"{self.seconds:.1f} s, {self.deals_per_second:.0f} deals/s, "
             f"{self.tables} tables, {self.workers} worker(s)",
-            f"{'agent':<12}{'points/deal':>22}{'hu':>7}{'tsumo':>7}{'deal-in':>8}"
+            f"{'agent':<{w}}{'points/deal':>22}{'hu':>7}{'tsumo':>7}{'deal-in':>8}"
             f"{'win val':>8}{'pig':>7}{'kong':>7}",
         ]
         for name, s in self.stats.items():
             pts = f"{s['mean']:+.3f} ± {s['ci_half_width']:.3f}"
             lines.append(
-                f"{name:<12}{pts:>22}{s['hu_rate']:>7.3f}{s['self_drawn_rate']:>7.3f}"
+                f"{name:<{w}}{pts:>22}{s['hu_rate']:>7.3f}{s['self_drawn_rate']:>7.3f}"
                 f"{s['deal_in_rate']:>8.3f}{s['avg_win_value']:>8.2f}"
                 f"{s['flower_pig_rate']:>7.3f}{s['kong_points']:>7.2f}"
             )
@@ -530,11 +538,39 @@ def write_records(res: ArenaResult, logs: dict[int, list[int]], path: str | Path
 # ----------------------------------------------------------------------------- CLI
 
 
+def prepare_output(path: str | Path | None) -> Path | None:
+    """Check, before a run, that ``path`` can be written: create its folder, refuse a
+    folder or an unwritable file. Raises ``ValueError`` saying what is wrong."""
+    if path is None:
+        return None
+    out = Path(path)
+    if out.is_dir():
+        raise ValueError(f"output path {path} is a folder, not a file")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ValueError(f"cannot create the folder of {path}: {err.strerror or err}") from None
+    if not os.access(out.parent, os.W_OK | os.X_OK) or (out.exists() and
+                                                           not os.access(out, os.W_OK)):
+        raise ValueError(f"output path {path} is not writable")
+    return out
+
+
+def progress_available() -> bool:
+    """Whether a progress bar can be shown (tqdm comes with the ``train`` extra)."""
+    try:
+        import tqdm  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m agents.arena", description=__doc__.split(
         "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seats", required=True,
-                   help="four comma-separated agents: random, greedy, rules, ppo:PATH")
+                   help="four comma-separated agents: random, greedy, rules, ppo:PATH, "
+                        "package.module:Class, path/to/file.py:Class (+ ?key=value&...)")
     p.add_argument("--deals", type=int, default=20000, help="deals to play (default 20000)")
     dup = p.add_mutually_exclusive_group()
     dup.add_argument("--duplicate", dest="duplicate", action="store_true", default=True,
@@ -556,20 +592,22 @@ def main(argv: list[str] | None = None) -> int:
     if len(seats) != 4:
         p.error(f"--seats needs four agents, got {len(seats)}")
     try:
+        prepare_output(args.out)
+        prepare_output(args.records)
         res = run_arena(
             seats, args.deals, duplicate=args.duplicate, seed=args.seed, rules=args.rules,
-            tables=args.tables, progress=not args.no_progress, records=args.records,
-            record_deals=args.record_deals, workers=args.workers,
+            tables=args.tables, progress=not args.no_progress and progress_available(),
+            records=args.records, record_deals=args.record_deals, workers=args.workers,
             command="python -m agents.arena " + " ".join(
                 shlex.quote(x) for x in (sys.argv[1:] if argv is None else argv)),
         )
-    except ValueError as err:
+        print(res.table())
+        if args.out:
+            res.save(args.out)
+            print(f"results written to {args.out}")
+    except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(res.table())
-    if args.out:
-        res.save(args.out)
-        print(f"results written to {args.out}")
     return 0
 
 

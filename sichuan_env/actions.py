@@ -64,7 +64,7 @@ def action_from_str(text: str) -> int:
         return _BY_NAME[words[0]]
     if len(words) == 2:
         verb, arg = words
-        if verb == "void" and arg in SUITS:
+        if verb == "void" and len(arg) == 1 and arg in SUITS:  # "mp" is no suit
             return VOID_SUIT + SUITS.index(arg)
         if verb in ("discard", "void", "kong"):
             try:

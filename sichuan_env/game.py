@@ -146,17 +146,27 @@ class Game:
     def legal(self) -> list[str]:
         return sorted(action_to_str(a) for a in self.legal_actions())
 
-    def render(self, viewer: int | None = None, ascii: bool = False) -> str:
-        """The table as text (Unicode tiles, or ``ascii``); ``viewer`` hides the others'
+    def render(self, viewer: int | None = None, ascii: bool = False,
+               format: str = "text") -> str:
+        """The table as ``format`` ``"text"`` (Unicode tiles, or ``ascii``), ``"html"`` or
+        ``"svg"`` (:func:`sichuan_env.svg.render_svg`); ``viewer`` hides the others'
         hands."""
-        from sichuan_env.render import render_text
+        if format == "text":
+            from sichuan_env.render import render_text
 
-        return render_text(self._st, 0, viewer=viewer, ascii=ascii)
+            return render_text(self._st, 0, viewer=viewer, ascii=ascii)
+        if format == "html":
+            from sichuan_env.render import render_html
 
-    def _repr_html_(self) -> str:
-        from sichuan_env.render import render_html
+            return render_html(self._st, 0, viewer=viewer)
+        if format == "svg":
+            from sichuan_env.svg import render_svg
 
-        return render_html(self._st, 0)
+            return render_svg(self._st, 0, viewer=viewer)
+        raise ValueError(f"format must be 'text', 'html' or 'svg', got {format!r}")
+
+    def _repr_svg_(self) -> str:
+        return self.render(format="svg")
 
     def record(self, legal: bool = False) -> dict[str, Any]:
         """The current deal's record (the last one once the match is over)."""

@@ -13,7 +13,8 @@ steps              the learner's decisions only (forbidden-suit choice, own turn
 learner_seat       0..3, or ``"random"`` (a new seat, drawn from ``np_random``, each reset)
 opponents          one agent for the three other seats or a list of three, for the seats
                    after the learner counter-clockwise (learner + 1, + 2, + 3); default
-                   :class:`agents.base.RandomAgent`, reseeded by ``reset(seed=...)``
+                   :class:`~sichuan_env.agent.RandomAgent`, reseeded by ``reset(seed=...)``;
+                   agents may be given by spec string (``"greedy"``, ``"pkg.mod:Bot"``)
 observation        ``Box((78, 27), float32)``: :func:`sichuan_env.observation.encode` for the
                    learner (planes documented there)
 action             ``Discrete(88)`` (:mod:`sichuan_env.actions`); ``action_masks()`` -> (88,)
@@ -40,9 +41,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from agents.base import NO_OBSERVATION, Agent, RandomAgent, needs_observation
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS, action_to_str
+from sichuan_env.agent import (
+    NO_OBSERVATION,
+    Agent,
+    RandomAgent,
+    make_agent,
+    needs_observation,
+)
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import OBS_VERSION, encode, observation_bounds
 from sichuan_env.render import render_html, render_text
@@ -50,8 +57,13 @@ from sichuan_env.rules import Rules, get_rules
 from sichuan_env.state import State
 
 
-def opponent_list(opponents: Agent | Sequence[Agent] | None, seed: int | None = None) -> list:
-    """Three agents from one agent, a list of three, or None (random agents)."""
+def opponent_list(
+    opponents: Agent | str | Sequence[Agent | str] | None, seed: int | None = None
+) -> list:
+    """Three agents from one agent, a list of three, or None (random agents). An agent may
+    be given by its spec string (:func:`sichuan_env.agent.make_agent`: a name such as
+    ``"greedy"`` or an import path such as ``"mypkg.bots:MyBot"``); equal specs in one list
+    are one agent, seeded from ``seed``."""
     if opponents is None:
         base = None if seed is None else seed + 1
         return [RandomAgent(base)] * 3
@@ -63,9 +75,15 @@ def opponent_list(opponents: Agent | Sequence[Agent] | None, seed: int | None = 
             raise ValueError(f"opponents: one agent or a list of three, got {len(opp)}")
     else:
         opp = [opponents] * 3
+    built: dict[str, Any] = {}
+    for i, a in enumerate(opp):
+        if isinstance(a, str):
+            if a not in built:
+                built[a] = make_agent(a, seed=None if seed is None else seed + 1 + len(built))
+            opp[i] = built[a]
     for a in opp:
         if not hasattr(a, "act") or not hasattr(a, "act_batch"):
-            raise TypeError(f"opponent {a!r} lacks act/act_batch (see agents.base.Agent)")
+            raise TypeError(f"opponent {a!r} lacks act/act_batch (see sichuan_env.agent.Agent)")
     return opp
 
 
@@ -79,7 +97,7 @@ class SichuanSingleEnv(gym.Env):
         self,
         rules: Rules | str | None = None,
         learner_seat: int | str = 0,
-        opponents: Agent | Sequence[Agent] | None = None,
+        opponents: Agent | str | Sequence[Agent | str] | None = None,
         render_mode: str | None = None,
         illegal_action: str = "terminate",
         illegal_reward: float = -1.0,

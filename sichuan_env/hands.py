@@ -803,7 +803,8 @@ def main(argv: list[str] | None = None) -> int:
         description="Shanten, waits, fans and values of a Sichuan mahjong hand.",
     )
     parser.add_argument("hand", help="concealed tiles, e.g. 11123m456p789p5s")
-    parser.add_argument("--void", default=None, help="forbidden suit: m, p or s")
+    parser.add_argument("--void", default=None, choices=("m", "p", "s"),
+                        help="forbidden suit: m, p or s")
     parser.add_argument("--melds", default=None,
                         help="comma-separated melds, e.g. 'pung 5m,concealed_kong 9p'")
     args = parser.parse_args(argv)

@@ -48,30 +48,44 @@ tiles / 4 (r = 1..3), their set-aside tiles, their forbidden suits (even unrevea
 tiles left in the wall (counts / 4, order not shown).
 
 The non-oracle observation never reads other seats' hands, set-aside tiles, unrevealed
-forbidden suits, Hu options or passed-Hu values, nor the wall (only its length);
-``tests/test_observation.py`` checks this by changing those fields.
+forbidden suits, Hu options or passed-Hu values, nor the wall (only its length): it only
+reads the seat view; ``tests/test_observation.py`` and ``tests/test_observation_compiled.py``
+check this by changing those fields.
 
-Both encoders are vectorised over tables (the Python loops run over 4 seats or 4 recent
-discards, never over tables). ``rows`` restricts the work to some tables. A single
-observation (the AEC env's ``observe``) is written by a scalar path that produces the same
-planes (tests compare the two).
+The planes are a pure function of the seat view (:mod:`sichuan_env.view`):
+:func:`planes_from_view` writes them from a :class:`~sichuan_env.view.SeatView`, and
+:func:`encode` runs the view kernel and the plane kernel row by row inside one compiled loop
+(numba; over tables in parallel for large batches when numba has more than two threads),
+so one table and many go through the same code. ``rows`` restricts the work to some
+tables. ``tests/reference_observation.py`` keeps the former numpy encoder as an
+independent reference; a differential test checks that both give the same bits.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
-from sichuan_env.state import CLAIM as PHASE_CLAIM
+from sichuan_env.jit import njit, prange
+from sichuan_env.rules import Rules
 from sichuan_env.state import (
+    CLAIM,
     CONCEALED_KONG,
     MELDED_KONG,
     POSTPONED_KONG,
     PROMOTED_KONG,
     PUNG,
     ROB,
-    TURN,
     WALL_SIZE,
     State,
+)
+from sichuan_env.view import (
+    STATE_FIELDS,
+    SeatView,
+    empty_view,
+    rows_and_seats,
+    state_arrays,
+    view_row,
 )
 
 OBS_VERSION = "sichuan-obs/1"
@@ -130,14 +144,6 @@ N_ORACLE_CHANNELS: int = N_CHANNELS + sum(n for _, n in _ORACLE_SPEC)
 OBS_SHAPE: tuple[int, int] = (N_CHANNELS, N_KINDS)
 ORACLE_OBS_SHAPE: tuple[int, int] = (N_ORACLE_CHANNELS, N_KINDS)
 
-_C = {name: first for name, (first, _) in PLANES.items()}
-_OTHERS = np.array([False, True, True, True])  # relative seats 1..3
-_SUIT_ROWS = np.repeat(np.eye(3, dtype=np.float32), 9, axis=1)  # (3, 27): suit -> its kinds
-_SUIT_ROWS_PAD = np.concatenate([_SUIT_ROWS, np.zeros((1, N_KINDS), np.float32)])  # -1 -> 0
-_MELD_TILES = np.array([0, 3, 4, 4, 4, 4], np.int8)  # meld code -> tiles in it
-assert MELDED_KONG == 3 and PROMOTED_KONG == 4 and POSTPONED_KONG == 5  # exposed kongs >= 3
-
-
 def plane_names(oracle: bool = False) -> list[str]:
     """One readable name per channel, e.g. ``"pung[r=2]"`` or ``"recent_discard[r=1][j=0]"``."""
     names: list[str] = []
@@ -157,17 +163,233 @@ def plane_names(oracle: bool = False) -> list[str]:
     return names
 
 
-def _rows_seats(state: State, seats: np.ndarray | int, rows: np.ndarray | None):
-    B = state.batch_size
-    rows = np.arange(B) if rows is None else np.asarray(rows, dtype=np.intp).reshape(-1)
-    if isinstance(seats, (int, np.integer)):  # one seat for all (checked without numpy)
-        if rows.size and not 0 <= seats <= 3:
-            raise ValueError("seats must be 0..3")
-        return rows, np.full(rows.shape, seats, np.intp)
-    seats = np.broadcast_to(np.asarray(seats, dtype=np.intp), rows.shape)
-    if seats.size and ((seats < 0) | (seats > 3)).any():
-        raise ValueError("seats must be 0..3")
-    return rows, seats
+_C = {name: first for name, (first, _) in PLANES.items()}
+_SUIT_ROWS = np.repeat(np.eye(3, dtype=np.float32), 9, axis=1)  # (3, 27): suit -> its kinds
+_SUIT_ROWS_PAD = np.concatenate([_SUIT_ROWS, np.zeros((1, N_KINDS), np.float32)])  # -1 -> 0
+_MELD_TILES = np.array([0, 3, 4, 4, 4, 4], np.int8)  # meld code -> tiles in it
+assert MELDED_KONG == 3 and PROMOTED_KONG == 4 and POSTPONED_KONG == 5  # exposed kongs >= 3
+assert PUNG == 1 and CONCEALED_KONG == 2
+
+# channel numbers as plain ints for the compiled kernels (frozen in at compile time)
+_HAND, _SET_ASIDE, _DRAWN, _MY_VOID = _C["hand"], _C["set_aside"], _C["drawn"], _C["my_void"]
+_PUNG, _CKONG, _EKONG = _C["pung"], _C["concealed_kong"], _C["exposed_kong"]
+_DISCARDS, _RECENT, _VOID_REV = _C["discards"], _C["recent_discard"], _C["void_revealed"]
+_HU_TILE, _CLAIM_TILE, _LIVE, _VISIBLE = (_C["hu_tile"], _C["claim_tile"], _C["live_discards"],
+                                          _C["visible"])
+_PHASE, _WALL_LEFT, _SCORES, _MATCH_SCORES = (_C["phase"], _C["wall_left"], _C["scores"],
+                                              _C["match_scores"])
+_DEALER, _HU, _CLAIM_FROM, _PASSED_HU, _DEAL_PROGRESS = (
+    _C["dealer"], _C["hu"], _C["claim_from"], _C["passed_hu"], _C["deal_progress"])
+_OTHER_HANDS, _OTHER_SET_ASIDE, _OTHER_VOID, _WALL = (
+    ORACLE_PLANES["other_hands"][0], ORACLE_PLANES["other_set_aside"][0],
+    ORACLE_PLANES["other_void"][0], ORACLE_PLANES["wall"][0])
+_SCALAR0 = _PHASE  # scalar features occupy channels _SCALAR0.. (last in the layout)
+assert _SCALAR0 == _VISIBLE + 1 and _DEAL_PROGRESS == N_CHANNELS - 1
+_QUARTER = np.float32(0.25)
+_ONE = np.float32(1.0)
+_WALL_SCALE = np.float32(1.0 / WALL_SIZE)
+_SCORE_SCALE = np.float32(1.0 / SCORE_SCALE)
+_SCORE_HIGH = np.float32(SCORE_CLIP)
+_SCORE_LOW = np.float32(-SCORE_CLIP)
+
+
+def _rule_scales(rules: Rules) -> tuple[float, float]:
+    """The factors of the passed_hu and deal_progress features: float32 values, given as
+    Python floats (cheaper to pass to a kernel, converted back exactly inside)."""
+    key = (rules.fan_cap, rules.deals_per_match)
+    got = _SCALES.get(key)
+    if got is None:
+        got = _SCALES[key] = (float(np.float32(1.0 / rules.max_value)),
+                              float(np.float32(1.0 / rules.deals_per_match)))
+    return got
+
+
+_SCALES: dict[tuple[int, int], tuple[float, float]] = {}
+
+
+@njit
+def _score(x, scale):
+    """float32(x) * scale clipped to [-SCORE_CLIP, SCORE_CLIP] (in float32, like numpy)."""
+    y = np.float32(x) * scale
+    if y > _SCORE_HIGH:
+        y = _SCORE_HIGH
+    if y < _SCORE_LOW:
+        y = _SCORE_LOW
+    return y
+
+
+@njit
+def _fill_channel(o, c, x):
+    for k in range(N_KINDS):
+        o[c, k] = x
+
+
+@njit
+def planes_row(v, i, inv_max_value, inv_deals, o):
+    """Write the (N_CHANNELS, 27) planes of row ``i`` of the SeatView ``v`` into ``o``
+    (every channel is written). ``inv_max_value`` and ``inv_deals`` are the float32
+    factors of the passed_hu and deal_progress features (:func:`_rule_scales`)."""
+    inv_max_value = np.float32(inv_max_value)
+    inv_deals = np.float32(inv_deals)
+    o[:N_CHANNELS] = 0.0
+    visible = np.zeros(N_KINDS, np.int32)
+    for k in range(N_KINDS):
+        h = v.hand[i, k]
+        for j in range(4):
+            if h > j:
+                o[_HAND + j, k] = _ONE
+        live = v.live_discards[i, k]
+        o[_LIVE, k] = np.float32(live) * _QUARTER
+        visible[k] = h + live + v.won_tiles[i, k]
+    k = v.set_aside[i]
+    if k >= 0:
+        o[_SET_ASIDE, k] = _ONE
+        visible[k] += 1
+    k = v.drawn[i]
+    if k >= 0:
+        o[_DRAWN, k] = _ONE
+    k = v.claim_tile[i]
+    if k >= 0:
+        o[_CLAIM_TILE, k] = _ONE
+    suit = v.void[i, 0]
+    if suit >= 0:
+        for k in range(9 * suit, 9 * suit + 9):
+            o[_MY_VOID, k] = _ONE
+    for r in range(4):
+        for k in range(N_KINDS):
+            m = v.meld[i, r, k]
+            if m == PUNG:
+                o[_PUNG + r, k] = _ONE
+                visible[k] += 3
+            elif m == CONCEALED_KONG:
+                o[_CKONG + r, k] = _ONE
+                visible[k] += 4
+            elif m >= MELDED_KONG:
+                o[_EKONG + r, k] = _ONE
+                visible[k] += 4
+        n = v.river_len[i, r]
+        for j in range(v.river.shape[2]):  # every discard lying in the river row counts
+            k = v.river[i, r, j]
+            if k >= 0:
+                o[_DISCARDS + r, k] += _QUARTER
+        for j in range(4):  # the (j+1)-th most recent discard
+            if n - 1 - j >= 0:
+                k = v.river[i, r, n - 1 - j]
+                if k >= 0:
+                    o[_RECENT + 4 * r + j, k] = _ONE
+        if v.void_revealed[i, r]:
+            suit = v.void[i, r]
+            if suit >= 0:
+                for k in range(9 * suit, 9 * suit + 9):
+                    o[_VOID_REV + r, k] = _ONE
+        k = v.hu_tile[i, r]
+        if k >= 0:
+            o[_HU_TILE + r, k] = _ONE
+    for k in range(N_KINDS):
+        o[_VISIBLE, k] = np.float32(visible[k]) * _QUARTER
+
+    # --- scalars, broadcast over the 27 columns
+    ph = v.phase[i]
+    _fill_channel(o, _PHASE + ph, _ONE)
+    _fill_channel(o, _WALL_LEFT, np.float32(v.wall_left[i]) * _WALL_SCALE)
+    for r in range(4):
+        _fill_channel(o, _SCORES + r, _score(v.scores[i, r], _SCORE_SCALE))
+        _fill_channel(o, _MATCH_SCORES + r, _score(v.match_scores[i, r], _SCORE_SCALE))
+        if v.hu[i, r]:
+            _fill_channel(o, _HU + r, _ONE)
+    _fill_channel(o, _DEALER + v.dealer[i], _ONE)
+    if ph in (CLAIM, ROB):
+        _fill_channel(o, _CLAIM_FROM + v.active[i], _ONE)
+    x = np.float32(v.passed_hu[i]) * inv_max_value
+    if x > _ONE:
+        x = _ONE
+    _fill_channel(o, _PASSED_HU, x)
+    _fill_channel(o, _DEAL_PROGRESS, np.float32(v.deal_index[i]) * inv_deals)
+
+
+@njit
+def _oracle_row(hand, set_aside, void, wall, wall_front, wall_back, t, s, o):
+    """The oracle channels (N_CHANNELS..) of seat ``s`` at table ``t`` into ``o``."""
+    o[N_CHANNELS:] = 0.0
+    for r in range(1, 4):
+        a = (s + r) % 4
+        for k in range(N_KINDS):
+            o[_OTHER_HANDS + r - 1, k] = np.float32(hand[t, a, k]) * _QUARTER
+        k = set_aside[t, a]
+        if k >= 0:
+            o[_OTHER_SET_ASIDE + r - 1, k] = _ONE
+        suit = void[t, a]
+        if suit >= 0:
+            for k in range(9 * suit, 9 * suit + 9):
+                o[_OTHER_VOID + r - 1, k] = _ONE
+    for p in range(wall_front[t], wall_back[t]):
+        k = wall[t, p]
+        if k >= 0:
+            o[_WALL, k] += _QUARTER
+
+
+# positions in state_arrays() of the fields the oracle planes read
+_AT_HAND, _AT_SET_ASIDE, _AT_VOID, _AT_WALL_FRONT, _AT_WALL_BACK = (
+    STATE_FIELDS.index(name) for name in ("hand", "set_aside", "void", "wall_front", "wall_back"))
+
+
+@njit
+def _encode_row(sa, wall, oracle, t, s, inv_max_value, inv_deals, v, o):
+    """Seat s at table t into o: the view (into row 0 of the scratch view v), then its
+    planes; then the oracle planes when ``oracle`` (which also read the ``wall``)."""
+    view_row(sa, t, s, v, 0)
+    planes_row(v, 0, inv_max_value, inv_deals, o)
+    if oracle:
+        _oracle_row(sa[_AT_HAND], sa[_AT_SET_ASIDE], sa[_AT_VOID], wall, sa[_AT_WALL_FRONT],
+                    sa[_AT_WALL_BACK], t, s, o)
+
+
+@njit
+def _encode_range(sa, wall, oracle, rows, seats, inv_max_value, inv_deals, out, lo, hi):
+    """Rows lo..hi of :func:`encode` (or of :func:`encode_oracle` when ``oracle``)."""
+    v = empty_view(1)
+    for i in range(lo, hi):
+        _encode_row(sa, wall, oracle, rows[i], seats[i], inv_max_value, inv_deals, v, out[i])
+
+
+@njit
+def _encode_every_table(sa, wall, oracle, seat, inv_max_value, inv_deals, out):
+    """Seat ``seat`` of every table (the commonest call: one table, one seat)."""
+    v = empty_view(1)
+    for t in range(out.shape[0]):
+        _encode_row(sa, wall, oracle, t, seat, inv_max_value, inv_deals, v, out[t])
+
+
+_ROWS_PER_TASK = 64  # rows per parallel task
+# Batches of at least this many rows are encoded on several threads, when numba has more
+# than two: on a loaded two-core machine the parallel kernel measured several times slower
+# than the serial one (a thread descheduled for a time slice holds up the whole batch).
+_PARALLEL_FROM = 512
+_PARALLEL = numba.config.NUMBA_NUM_THREADS > 2
+
+
+@njit
+def _encode_serial(sa, wall, oracle, rows, seats, inv_max_value, inv_deals, out):
+    _encode_range(sa, wall, oracle, rows, seats, inv_max_value, inv_deals, out, 0, rows.shape[0])
+
+
+@njit(parallel=True)
+def _encode_parallel(sa, wall, oracle, rows, seats, inv_max_value, inv_deals, out):
+    n = rows.shape[0]
+    for task in prange((n + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK):
+        lo = task * _ROWS_PER_TASK
+        _encode_range(sa, wall, oracle, rows, seats, inv_max_value, inv_deals, out, lo,
+                      min(lo + _ROWS_PER_TASK, n))
+
+
+def _encode_into(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray,
+                 oracle: bool = False, parallel: bool | None = None) -> None:
+    """Write the planes of (rows[i], seats[i]) into out[i] (checked rows and seats);
+    ``parallel`` None: on several threads for large batches when numba has them."""
+    if parallel is None:
+        parallel = _PARALLEL and rows.shape[0] >= _PARALLEL_FROM
+    kernel = _encode_parallel if parallel else _encode_serial
+    kernel(state_arrays(state), state.wall, oracle, rows, seats, *_rule_scales(state.rules), out)
 
 
 def encode(
@@ -177,31 +399,26 @@ def encode(
 
     ``rows`` defaults to every table (n = B); ``seats`` is (n,) or one int for all.
     """
-    if rows is None and type(seats) is int and state.batch_size == 1 and 0 <= seats <= 3:
-        out = np.zeros((1, N_CHANNELS, N_KINDS), np.float32)
-        _fill_one(state, 0, seats, out[0])  # one observation of a one-table batch
+    B = state.phase.shape[0]
+    if rows is None and type(seats) is int and 0 <= seats <= 3 and B < _PARALLEL_FROM:
+        out = np.empty((B, N_CHANNELS, N_KINDS), np.float32)
+        _encode_every_table(state_arrays(state), state.wall, False, seats,
+                            *_rule_scales(state.rules), out)
         return out
-    rows, seats = _rows_seats(state, seats, rows)
-    out = np.zeros((rows.size, N_CHANNELS, N_KINDS), np.float32)
-    _fill_chunked(state, rows, seats, out)
+    rows, seats = rows_and_seats(state, seats, rows)
+    out = np.empty((rows.size, N_CHANNELS, N_KINDS), np.float32)
+    _encode_into(state, rows, seats, out)
     return out
 
 
-_CHUNK = 512  # rows per pass: keeps the working set in cache for large batches
-
-
 def fill_observations(state: State, seats: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
-    """Write :func:`encode`'s planes into ``out`` (len(rows), N_CHANNELS, 27), which must be
-    zeros (for callers that assemble one array from several engine batches)."""
-    _fill_chunked(state, rows, seats, out)
-
-
-def _fill_chunked(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
-    if rows.size == 1:
-        _fill_one(state, int(rows[0]), int(seats[0]), out[0])
-        return
-    for s in range(0, rows.size, _CHUNK):  # a few chunks of tables, not a loop over tables
-        _fill(state, rows[s : s + _CHUNK], seats[s : s + _CHUNK], out[s : s + _CHUNK])
+    """Write :func:`encode`'s planes into ``out`` (len(rows), N_CHANNELS, 27) float32 (for
+    callers that assemble one array from several engine batches)."""
+    rows, seats = rows_and_seats(state, seats, rows)
+    if out.shape != (rows.size, N_CHANNELS, N_KINDS) or out.dtype != np.float32:
+        raise ValueError(f"out must be float32 of shape {(rows.size, N_CHANNELS, N_KINDS)}, "
+                         f"got {out.dtype} {out.shape}")
+    _encode_into(state, rows, seats, out)
 
 
 def encode_oracle(
@@ -209,285 +426,24 @@ def encode_oracle(
 ) -> np.ndarray:
     """(n, N_ORACLE_CHANNELS, 27) float32: :func:`encode` plus the hidden information
     (other hands, their set-aside tiles and forbidden suits, the wall's remaining tiles)."""
-    rows, seats = _rows_seats(state, seats, rows)
-    n = rows.size
-    out = np.zeros((n, N_ORACLE_CHANNELS, N_KINDS), np.float32)
-    if not n:
-        return out
-    _fill_chunked(state, rows, seats, out)
-    others = (seats[:, None] + np.arange(1, 4)) % 4  # (n, 3)
-    r2 = rows[:, None]
-    c, _ = ORACLE_PLANES["other_hands"]
-    out[:, c : c + 3] = state.hand[r2, others] * np.float32(0.25)
-    c, _ = ORACLE_PLANES["other_set_aside"]
-    sa = state.set_aside[r2, others]
-    i, j = np.nonzero(sa >= 0)
-    out[i, c + j, sa[i, j]] = 1.0
-    c, _ = ORACLE_PLANES["other_void"]
-    out[:, c : c + 3] = _SUIT_ROWS_PAD[state.void[r2, others]]
-    c, _ = ORACLE_PLANES["wall"]
-    front = state.wall_front[rows].astype(np.intp)
-    back = state.wall_back[rows].astype(np.intp)
-    pos = np.arange(WALL_SIZE)
-    left = (pos >= front[:, None]) & (pos < back[:, None])
-    i, p = np.nonzero(left)
-    counts = np.bincount(i * N_KINDS + state.wall[rows[i], p], minlength=n * N_KINDS)
-    out[:, c] = counts.reshape(n, N_KINDS) * np.float32(0.25)
+    rows, seats = rows_and_seats(state, seats, rows)
+    out = np.empty((rows.size, N_ORACLE_CHANNELS, N_KINDS), np.float32)
+    _encode_into(state, rows, seats, out, oracle=True)
     return out
 
 
-_T4 = np.arange(4)[None, :, None]
-_SCALAR0 = PLANES["phase"][0]  # scalar features occupy channels _SCALAR0.. (last in the layout)
-_N_SCALARS = N_CHANNELS - _SCALAR0
-_REL = (np.arange(4)[:, None] + np.arange(4)) % 4  # [seat, r] -> absolute seat of relative r
-# the j-th most recent discard is at river_len - 1 - j; with 4 columns of -1 put in front
-# of the river that is column river_len + 3 - j, never negative
-_RECENT_AT = 3 - np.arange(4)
-# one-hot rows of the 27 kinds; index -1 (none) -> the zero row at the end
-_ONE_HOT_PAD = np.concatenate([np.eye(N_KINDS, dtype=np.float32),
-                               np.zeros((1, N_KINDS), np.float32)])
-# the one-hot tile planes are filled from one (n, 23) array of kinds, in three blocks of
-# adjacent channels: set_aside + drawn, recent_discard, hu_tile + claim_tile
-assert _C["drawn"] == _C["set_aside"] + 1 and _C["claim_tile"] == _C["hu_tile"] + 4
-# [seat, absolute seat or 4 (none)] -> one-hot of the relative seat (zeros for 4)
-_REL_ONE_HOT = np.zeros((4, 5, 4), np.float32)
-for _s in range(4):
-    for _x in range(4):
-        _REL_ONE_HOT[_s, _x, (_x - _s) % 4] = 1.0
-del _s, _x
-_PHASE_ONE_HOT = np.eye(5, dtype=np.float32)
-_IN_WINDOW = np.array([False, False, True, True, False])  # phase -> claim or rob
-assert PHASE_CLAIM == 2 and ROB == 3
-# per (table, seat) bin offsets for the discard counts; bin 0 collects the -1 padding
-_BIN_OFFSET = np.arange(4 * _CHUNK)[:, None] * (N_KINDS + 1) + 1
-_NO_TILES = np.full((4 * _CHUNK, 4), -1, np.int8)
+@njit
+def _planes_rows(v, inv_max_value, inv_deals, out):
+    for i in range(out.shape[0]):
+        planes_row(v, i, inv_max_value, inv_deals, out[i])
 
 
-def _scalar_scale(rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(scale, low, high) per scalar feature: the raw values are multiplied by scale, then
-    clipped to [low, high]."""
-    key = (rules.max_value, rules.deals_per_match)
-    got = _SCALES.get(key)
-    if got is None:
-        f32 = np.float32
-        scale = np.ones(_N_SCALARS, f32)
-        low = np.full(_N_SCALARS, -np.inf, f32)
-        high = np.full(_N_SCALARS, np.inf, f32)
-        base = -_SCALAR0
-        scale[base + _C["wall_left"]] = f32(1.0 / WALL_SIZE)
-        c = base + _C["scores"]
-        scale[c : c + 8] = f32(1.0 / SCORE_SCALE)
-        low[c : c + 8] = -SCORE_CLIP
-        high[c : c + 8] = SCORE_CLIP
-        c = base + _C["passed_hu"]
-        scale[c] = f32(1.0 / rules.max_value)
-        high[c] = 1.0
-        scale[base + _C["deal_progress"]] = f32(1.0 / rules.deals_per_match)
-        got = _SCALES[key] = (scale, low, high)
-    return got
-
-
-_SCALES: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-
-
-def _per_seat(a: np.ndarray, ts: np.ndarray) -> np.ndarray:
-    """A (B, 4, ...) field at the flat (table, seat) indices ts (n, 4) -> (n, 4, ...)."""
-    return a.reshape(-1, *a.shape[2:]).take(ts, axis=0)
-
-
-def _fill(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
-    n = rows.size
-    # flat (table, seat) index of relative seat r (column 0 = me), for cheap gathers
-    ts = (rows * 4)[:, None] + _REL.take(seats, axis=0)  # (n, 4)
-    me = ts[:, 0]
-    f32 = np.float32
-
-    # --- my private tiles
-    hand = state.hand.reshape(-1, N_KINDS).take(me, axis=0)  # (n, 27) int8
-    c = _C["hand"]
-    out[:, c : c + 4] = hand[:, None, :] > _T4
-    sa = state.set_aside.reshape(-1).take(me)
-    phase = state.phase[rows]
-    active = state.active[rows]
-    in_window = _IN_WINDOW.take(phase)
-    drawn = np.where((phase == TURN) & (active == seats), state.drawn_tile[rows], -1)
-    claim = np.where(in_window, state.claim_tile[rows], -1)
-
-    # --- melds, by relative seat
-    meld = _per_seat(state.meld, ts)  # (n, 4, 27)
-    c = _C["pung"]
-    out[:, c : c + 4] = meld == PUNG
-    out[:, c + 4 : c + 8] = meld == CONCEALED_KONG
-    out[:, c + 8 : c + 12] = meld >= MELDED_KONG  # melded, promoted, postponed
-
-    # --- discards: counts and the four most recent, by relative seat
-    river = state.river.reshape(-1, state.river.shape[2]).take(ts.reshape(-1), axis=0)
-    flat = (river + _BIN_OFFSET[: n * 4]).ravel()  # (n * 4, 60) -> bins
-    counts = np.bincount(flat, minlength=n * 4 * (N_KINDS + 1)).reshape(n, 4, N_KINDS + 1)
-    c = _C["discards"]
-    out[:, c : c + 4] = counts[:, :, 1:] * f32(0.25)
-    at = _per_seat(state.river_len, ts).reshape(n * 4, 1) + _RECENT_AT  # (n * 4, 4)
-    recent = np.concatenate((_NO_TILES[: n * 4], river), axis=1)[np.arange(n * 4)[:, None], at]
-
-    # --- one-hot tile planes: set-aside, drawn, recent discards, Hu tiles, tile under claim
-    # (another seat's self-drawn winning tile is turned face down: not shown)
-    hu_tile = _per_seat(state.hu_tile, ts)
-    hidden_win = (_per_seat(state.hu_from, ts) == ts % 4) & _OTHERS
-    shown_hu = np.where(hidden_win, -1, hu_tile)
-    tiles = np.concatenate((sa[:, None], drawn[:, None], recent.reshape(n, 16),
-                            shown_hu, claim[:, None]), axis=1)
-    one_hot = _ONE_HOT_PAD.take(tiles, axis=0)  # (n, 23, 27); kind -1 -> zeros
-    c = _C["set_aside"]
-    out[:, c : c + 2] = one_hot[:, :2]
-    c = _C["recent_discard"]
-    out[:, c : c + 16] = one_hot[:, 2:18]
-    c = _C["hu_tile"]
-    out[:, c : c + 5] = one_hot[:, 18:]
-
-    # --- forbidden suits: mine, and each seat's once revealed
-    void = _per_seat(state.void, ts)
-    out[:, _C["my_void"]] = _SUIT_ROWS_PAD.take(void[:, 0], axis=0)
-    c = _C["void_revealed"]
-    revealed = np.where(_per_seat(state.void_revealed, ts), void, -1)
-    out[:, c : c + 4] = _SUIT_ROWS_PAD.take(revealed, axis=0)
-
-    # --- table-wide counts
-    live = state.live_discards[rows]
-    out[:, _C["live_discards"]] = live * f32(0.25)
-    visible = (hand + live + state.won_tiles[rows] + _MELD_TILES.take(meld).sum(1, np.int8)
-               + one_hot[:, 0])
-    if hidden_win.any():
-        visible = visible - _ONE_HOT_PAD.take(np.where(hidden_win, hu_tile, -1), axis=0).sum(
-            1, dtype=np.int8)
-    out[:, _C["visible"]] = visible * f32(0.25)
-
-    # --- scalars, gathered in one (n, k) array, scaled, clipped and broadcast over the tiles
-    scale, low, high = _scalar_scale(state.rules)
-    sc = np.concatenate((
-        _PHASE_ONE_HOT.take(phase, axis=0),
-        (state.wall_back[rows] - state.wall_front[rows])[:, None],
-        _per_seat(state.scores, ts),
-        _per_seat(state.match_scores, ts),
-        _REL_ONE_HOT[seats, state.dealer[rows]],
-        _per_seat(state.hu, ts),
-        _REL_ONE_HOT[seats, np.where(in_window, active, 4)],
-        state.passed_hu.reshape(-1).take(me)[:, None],
-        state.deal_index[rows][:, None],
-    ), axis=1, dtype=f32)
-    sc *= scale
-    np.minimum(sc, high, out=sc)
-    np.maximum(sc, low, out=sc)
-    out[:, _SCALAR0:N_CHANNELS] = sc[:, :, None]
-
-
-# ----------------------------------------------------------------------------- one table
-# One observation (the AEC env, Game, terminal play): the planes of _fill written with
-# scalar reads and one scatter of the one-hot entries, several times cheaper than _fill on
-# one row; tests compare the two on many states.
-
-_REL_LISTS = _REL.tolist()
-_T4_COLUMN = np.arange(4)[:, None]
-_BIN_OFFSET_4 = np.arange(4)[:, None] * (N_KINDS + 1) + 1
-_MELD_CHANNEL = [0, _C["pung"], _C["concealed_kong"], _C["exposed_kong"], _C["exposed_kong"],
-                 _C["exposed_kong"]]  # meld code -> first channel of its plane (0: none)
-assert _C["concealed_kong"] == _C["pung"] + 4 and _C["exposed_kong"] == _C["pung"] + 8
-assert PUNG == 1 and CONCEALED_KONG == 2 and TURN == 1
-_PHASE_LISTS = np.eye(5, dtype=int).tolist()
-
-
-def _fill_one(state: State, t: int, s: int, out: np.ndarray) -> None:
-    """:func:`_fill` for seat ``s`` at table ``t``; ``out`` (N_CHANNELS, 27) zeros."""
-    rel = _REL_LISTS[s]  # absolute seat of relative seat r
-    ones: list[int] = []  # flat (channel * 27 + kind) positions of the one-hot entries
-    hand = state.hand[t, s]
-    np.greater(hand, _T4_COLUMN, out=out[_C["hand"] : _C["hand"] + 4])
-    sa = int(state.set_aside[t, s])
-    if sa >= 0:
-        ones.append(_C["set_aside"] * N_KINDS + sa)
-    phase = int(state.phase[t])
-    active = int(state.active[t])
-    if phase == TURN and active == s:
-        drawn = int(state.drawn_tile[t])
-        if drawn >= 0:
-            ones.append(_C["drawn"] * N_KINDS + drawn)
-    in_window = phase in (PHASE_CLAIM, ROB)
-    if in_window:
-        claim = int(state.claim_tile[t])
-        if claim >= 0:
-            ones.append(_C["claim_tile"] * N_KINDS + claim)
-
-    void = state.void[t].tolist()
-    if void[s] >= 0:
-        first = _C["my_void"] * N_KINDS + 9 * void[s]
-        ones.extend(range(first, first + 9))
-    revealed = state.void_revealed[t].tolist()
-    hu_tile = state.hu_tile[t].tolist()
-    hu_from = state.hu_from[t].tolist()
-    river_len = state.river_len[t].tolist()
-    river = state.river[t]
-    hidden_wins: list[int] = []  # kinds of other seats' face-down (self-drawn) winning tiles
-    for r, a in enumerate(rel):
-        if revealed[a] and void[a] >= 0:
-            first = (_C["void_revealed"] + r) * N_KINDS + 9 * void[a]
-            ones.extend(range(first, first + 9))
-        k = hu_tile[a]
-        if k >= 0:
-            if r and hu_from[a] == a:
-                hidden_wins.append(k)
-            else:
-                ones.append((_C["hu_tile"] + r) * N_KINDS + k)
-        n = river_len[a]
-        if n:
-            first = (_C["recent_discard"] + 4 * r) * N_KINDS
-            for j, k in enumerate(river[a, max(n - 4, 0) : n].tolist()[::-1]):
-                ones.append(first + j * N_KINDS + k)
-
-    meld = state.meld[t]
-    seat_of, kind_of = np.nonzero(meld)
-    if seat_of.size:
-        codes = meld[seat_of, kind_of].tolist()
-        for a, k, code in zip(seat_of.tolist(), kind_of.tolist(), codes, strict=True):
-            ones.append((_MELD_CHANNEL[code] + (a - s) % 4) * N_KINDS + k)
-    out.reshape(-1)[ones] = 1.0
-
-    counts = np.bincount((state.river[t, rel] + _BIN_OFFSET_4).ravel(), minlength=4 * 28)
-    np.multiply(counts.reshape(4, N_KINDS + 1)[:, 1:], 0.25,
-                out=out[_C["discards"] : _C["discards"] + 4])
-    live = state.live_discards[t]
-    np.multiply(live, np.float32(0.25), out=out[_C["live_discards"]])
-    visible = hand + live + state.won_tiles[t]
-    if seat_of.size:
-        visible += _MELD_TILES.take(meld).sum(0, np.int8)
-    if sa >= 0:
-        visible[sa] += 1
-    for k in hidden_wins:
-        visible[k] -= 1
-    np.multiply(visible, np.float32(0.25), out=out[_C["visible"]])
-
-    scores = state.scores[t].tolist()
-    match_scores = state.match_scores[t].tolist()
-    hu = state.hu[t].tolist()
-    dealer = [0, 0, 0, 0]
-    dealer[(int(state.dealer[t]) - s) % 4] = 1
-    claim_from = [0, 0, 0, 0]
-    if in_window:
-        claim_from[(active - s) % 4] = 1
-    values = (
-        _PHASE_LISTS[phase]
-        + [int(state.wall_back[t]) - int(state.wall_front[t])]
-        + [scores[a] for a in rel]
-        + [match_scores[a] for a in rel]
-        + dealer
-        + [hu[a] for a in rel]
-        + claim_from
-        + [int(state.passed_hu[t, s]), int(state.deal_index[t])]
-    )
-    scale, low, high = _scalar_scale(state.rules)
-    sc = np.array(values, np.float32)
-    sc *= scale
-    np.minimum(sc, high, out=sc)
-    np.maximum(sc, low, out=sc)
-    out[_SCALAR0:N_CHANNELS] = sc[:, None]
+def planes_from_view(view: SeatView, rules: Rules) -> np.ndarray:
+    """(n, N_CHANNELS, 27) float32 planes of a :class:`~sichuan_env.view.SeatView` (rows
+    of tables following ``rules``): the same as :func:`encode` of the state it came from."""
+    out = np.empty((view.seat.shape[0], N_CHANNELS, N_KINDS), np.float32)
+    _planes_rows(view, *_rule_scales(rules), out)
+    return out
 
 
 def observation_bounds(oracle: bool = False) -> tuple[np.ndarray, np.ndarray]:

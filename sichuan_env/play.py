@@ -4,24 +4,27 @@
 
 The human plays seat ``--seat`` (0 deals); the three other seats are played by
 ``--opponents`` (one spec for all three, or three comma-separated specs: ``random``,
-``greedy``, ``rules``, ``ppo:PATH``). Before each of your decisions the table is shown
-from your seat (:func:`sichuan_env.render.render_text`) with the legal choices; type one
-by name: ``discard 5m``, ``void 5m``, ``void s``, ``kong 5m``, ``kong``, ``pung``,
-``hu``, ``pass`` (a bare tile such as ``5m`` means ``discard 5m``; ``?`` lists the
-choices again; ``quit`` leaves). An illegal choice is refused and the legal ones are
-printed. ``--auto-first`` plays the first legal choice for you (for tests and demos).
+``greedy``, ``rules``, ``ppo:PATH``, an import path ``package.module:ClassName`` or
+``path/to/file.py:ClassName``; see :func:`sichuan_env.agent.make_agent`). Before each of
+your decisions the table is shown from your seat (:func:`sichuan_env.render.render_text`)
+with the legal choices; type one by name: ``discard 5m``, ``void 5m``, ``void s``,
+``kong 5m``, ``kong``, ``pung``, ``hu``, ``pass`` (a bare tile such as ``5m`` means
+``discard 5m``; ``?`` lists the choices again; ``quit`` leaves). An illegal choice is
+refused and the legal ones are printed. ``--auto-first`` plays the first legal choice
+for you (for tests and demos).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
 from sichuan_env import engine
 from sichuan_env.actions import action_from_str, action_to_str
+from sichuan_env.agent import NO_OBSERVATION, make_agent, needs_observation
 from sichuan_env.game import Game
 from sichuan_env.observation import encode
 
@@ -49,20 +52,18 @@ def _parse(text: str) -> int:
     return action_from_str(text)
 
 
-def play(opponents: list[str], seat: int = 0, seed: int = 0, rules: str = "mil", *,
+def play(opponents: list[Any], seat: int = 0, seed: int = 0, rules: str = "mil", *,
          auto_first: bool = False, stdin: TextIO | None = None,
          stdout: TextIO | None = None) -> list[int]:
-    """Play one deal; returns the final scores (seat order)."""
-    from agents.base import NO_OBSERVATION, needs_observation
-    from agents.registry import make_agent
-
+    """Play one deal; returns the final scores (seat order). ``opponents``: one or three
+    agents, as objects or spec strings."""
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
     bots = {}
     others = [s for s in range(4) if s != seat]
     for i, s in enumerate(others):
         spec = opponents[i] if len(opponents) == 3 else opponents[0]
-        bots[s] = make_agent(spec, seed=seed * 10 + s)
+        bots[s] = make_agent(spec, seed=seed * 10 + s) if isinstance(spec, str) else spec
     g = Game.new(seed, rules)
     print(f"Sichuan Bloody mahjong, seed {seed}, rules {rules}. You are seat {seat}"
           f"{' (dealer)' if seat == 0 else ''}.", file=out)

@@ -21,7 +21,7 @@ winner             ``HU#1 on 5m``             same (``#`` = order of the win)
 
 ``render_html(state, table=0, viewer=None) -> str`` gives the same content as an HTML
 table (tiles as glyphs with their text as a tooltip). ``html_repr(obj)`` wraps it for
-``_repr_html_`` hooks.
+``_repr_html_`` hooks. An SVG picture of the same content: :mod:`sichuan_env.svg`.
 """
 
 from __future__ import annotations

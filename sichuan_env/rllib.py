@@ -62,7 +62,8 @@ Env config keys (``config.environment(env_config={...})`` or the constructors' `
 ``rules`` (``"mil"``), ``learner_seats`` (``(0, 1, 2, 3)``), ``opponents`` (None: self-play;
 an agent, a list of three agents for the seats after the learner, or a zero-argument
 callable returning one of those, built once per env runner - use a callable for bots that
-should not be pickled), ``features`` (None), ``illegal`` (``"random_legal"``),
+should not be pickled - or agent specs for :func:`sichuan_env.agent.make_agent`, one or
+three comma-separated, e.g. ``"greedy"``), ``features`` (None), ``illegal`` (``"random_legal"``),
 ``illegal_penalty`` (1.0), ``seed`` (the one-table env's first deal when ``reset()`` gets
 no seed).
 """
@@ -109,10 +110,16 @@ def _write_rows(dst: State, rows: np.ndarray, src: State) -> None:
         d[rows] = s
 
 
-def _opponents(spec: Any) -> list | None:
+def _opponents(spec: Any, seed: int | None = None) -> list | None:
     """None, or three agents (for the seats after the learner) from the config value."""
     if spec is None:
         return None
+    if isinstance(spec, str):  # agent specs for sichuan_env.agent.make_agent
+        from sichuan_env.agent import make_agent
+
+        names = [n.strip() for n in spec.split(",") if n.strip()]
+        spec = [make_agent(n, seed=None if seed is None else seed + 101 * i)
+                for i, n in enumerate(names)]
     if callable(spec) and not hasattr(spec, "act_batch"):
         spec = spec()
     if hasattr(spec, "act_batch"):
@@ -148,7 +155,7 @@ class TableBatch:
             raise ValueError(f"illegal must be one of {ILLEGAL_MODES}, got {self.illegal!r}")
         self.illegal_penalty = float(config.get("illegal_penalty", 1.0))
         self.features: Callable[[np.ndarray], np.ndarray] | None = config.get("features")
-        self.opponents = _opponents(config.get("opponents"))
+        self.opponents = _opponents(config.get("opponents"), config.get("seed"))
         seats = config.get("learner_seats", (0, 1, 2, 3))
         seats = (int(seats),) if isinstance(seats, int | np.integer) else tuple(
             int(s) for s in seats)

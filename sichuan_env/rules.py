@@ -1,4 +1,4 @@
-"""Rule options and their named presets (RULES.md section 10).
+"""Rule options and their named presets (docs/rules.md section 10).
 
 ``Rules`` is frozen: build a variant with :meth:`Rules.replace` or :func:`get_rules`
 (``get_rules("mil", fan_cap=4)``). Every option is validated; an unknown name or an
@@ -19,11 +19,11 @@ class Rules:
     preset: the name of the preset these options started from (informational).
     fan_cap: fans counted at most; hand value = 2 ** min(fans, fan_cap). 3 (MIL) or 4.
     strict_void: while the hand holds a forbidden-suit tile, only such tiles may be
-        discarded (MIL 004 section 5.5). Off in the MahjongSoft/Russian practice.
+        discarded (docs/rules.md section 3). Off in the MahjongSoft/Russian practice.
     self_draw_bonus: points added to the hand value paid by each opponent on a
         self-drawn Hu.
     flower_pig_penalty: points a flower pig pays at the wall end (received by nobody).
-    deals_per_match: deals in one episode; the dealer rotates per RULES.md section 9.
+    deals_per_match: deals in one episode; the dealer rotates per docs/rules.md section 9.
     """
 
     preset: str = "mil"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,8 @@ def _put_row(st: State, row: int, new: State) -> None:
 def selfplay(deals: int, seed: int, rules: Rules | str | None = "mil", *, tables: int = 64,
              legal: bool = False) -> Iterator[dict[str, Any]]:
     """Yield ``deals`` records of random legal play, in deal order."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     rules = get_rules(rules)
     if rules.deals_per_match != 1:
         rules = rules.replace(deals_per_match=1)
@@ -122,15 +125,31 @@ def main(argv: list[str] | None = None) -> int:
                                 description="Write game records of uniformly random legal play.")
     p.add_argument("--deals", type=int, required=True, help="number of deals (records)")
     p.add_argument("--seed", type=int, required=True, help="run seed")
-    p.add_argument("--out", required=True, help="output JSONL file")
+    p.add_argument("--out", required=True,
+                   help="output JSONL file (missing folders are created)")
     p.add_argument("--legal", action="store_true", help="write the legal options of each event")
     p.add_argument("--rules", default="mil", choices=["mil", "mahjongsoft"])
     p.add_argument("--tables", type=int, default=64, help="deals played side by side")
     args = p.parse_args(argv)
     if args.deals < 0 or args.tables < 1:
         p.error("--deals must be >= 0 and --tables >= 1")
-    n = write_jsonl(selfplay(args.deals, args.seed, args.rules, tables=args.tables,
-                             legal=args.legal), args.out)
+    if args.seed < 0:
+        p.error(f"--seed must be a non-negative integer, got {args.seed}")
+    out = Path(args.out)
+    if out.is_dir():
+        p.error(f"--out {args.out} is a folder; give a file name, e.g. {out / 'deals.jsonl'}")
+    try:  # before the run: a bad path costs nothing
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.open("w").close()
+    except OSError as err:
+        print(f"error: cannot write --out {args.out}: {err.strerror or err}", file=sys.stderr)
+        return 1
+    try:
+        n = write_jsonl(selfplay(args.deals, args.seed, args.rules, tables=args.tables,
+                                 legal=args.legal), out)
+    except OSError as err:
+        print(f"error: writing {args.out} failed: {err.strerror or err}", file=sys.stderr)
+        return 1
     print(f"wrote {n} records to {args.out}")
     return 0
 

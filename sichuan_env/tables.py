@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 import warnings
@@ -404,8 +405,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebuild", action="store_true", help="rebuild and rewrite the cache")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
-    tables = load_tables(rebuild=args.rebuild)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tables = load_tables(rebuild=args.rebuild)
     dt = time.perf_counter() - t0
+    not_cached = [w for w in caught if "could not cache hand tables" in str(w.message)]
+    if not_cached:  # the tables work, but every new process would build them again
+        print(f"error: {not_cached[0].message}; set SICHUAN_ENV_CACHE to a writable folder",
+              file=sys.stderr)
+        return 1
     size = sum(a.nbytes for a in tables.values()) / 2**20
     action = "built" if args.rebuild else "loaded (or built)"
     print(f"{action} hand tables v{TABLE_VERSION} in {dt:.2f} s: {cache_path()} ({size:.1f} MiB)")

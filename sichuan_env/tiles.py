@@ -8,7 +8,7 @@ Accepted text forms (all parse to the same count vector):
 
 * compact: ``"123m456p77s"`` -- digits followed by their suit letter;
 * spaced: ``"1m 2m 3m"`` (commas also separate);
-* the seeds' letter-first form: ``"C5 D5 B5"`` (C = characters, D = dots, B = bamboo).
+* the textbook's letter-first form: ``"C5 D5 B5"`` (C = characters, D = dots, B = bamboo).
 """
 
 from __future__ import annotations
@@ -33,35 +33,51 @@ _GLYPH_BASE = {"m": 0x1F007, "s": 0x1F010, "p": 0x1F019}  # Unicode mahjong bloc
 TileSpec = str | Sequence[int] | np.ndarray
 
 
+_SUIT_LETTERS = tuple(SUITS)  # whole letters: "" or "mp" are not suits
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _check_kind(k: object) -> int:
+    if not _is_int(k):
+        raise ValueError(f"a tile kind must be an integer 0..26, got {k!r}")
+    k = int(k)  # type: ignore[arg-type]
+    if not 0 <= k < N_KINDS:
+        raise ValueError(f"tile kind {k} out of range 0..26")
+    return k
+
+
 def kind(rank: int, suit: str) -> int:
     """Kind index of a rank (1..9) and suit letter (``m``, ``p``, ``s``)."""
-    if suit not in SUITS:
+    if not isinstance(suit, str) or suit not in _SUIT_LETTERS:
         raise ValueError(f"unknown suit {suit!r}: expected one of 'm', 'p', 's'")
-    if not 1 <= rank <= 9:
-        raise ValueError(f"rank {rank} out of range 1..9")
-    return SUITS.index(suit) * 9 + rank - 1
+    if not _is_int(rank) or not 1 <= rank <= 9:
+        raise ValueError(f"rank {rank!r} out of range 1..9")
+    return SUITS.index(suit) * 9 + int(rank) - 1
 
 
 def suit_of(k: int) -> int:
-    return int(k) // 9
+    """Suit index 0..2 (m, p, s) of a tile kind 0..26."""
+    return _check_kind(k) // 9
 
 
 def rank_of(k: int) -> int:
-    return int(k) % 9 + 1
+    """Rank 1..9 of a tile kind 0..26."""
+    return _check_kind(k) % 9 + 1
 
 
 def tile_str(k: int) -> str:
     """``5`` -> ``"6m"``."""
-    k = int(k)
-    if not 0 <= k < N_KINDS:
-        raise ValueError(f"tile kind {k} out of range 0..26")
-    return f"{rank_of(k)}{SUITS[suit_of(k)]}"
+    k = _check_kind(k)
+    return f"{k % 9 + 1}{SUITS[k // 9]}"
 
 
 def suit_index(suit: str) -> int:
-    """``"m"`` -> 0; also accepts the seeds' letters ``C``, ``D``, ``B``."""
-    s = _SEED_SUIT_LETTERS.get(suit, suit)
-    if s not in SUITS:
+    """``"m"`` -> 0; also accepts the textbook's letters ``C``, ``D``, ``B``."""
+    s = _SEED_SUIT_LETTERS.get(suit, suit) if isinstance(suit, str) else suit
+    if s not in _SUIT_LETTERS:
         raise ValueError(f"unknown suit {suit!r}: expected one of 'm', 'p', 's'")
     return SUITS.index(s)
 
@@ -116,9 +132,7 @@ def parse_tile(text: str) -> int:
 def counts_from_kinds(kinds: Iterable[int], *, source: str | None = None) -> np.ndarray:
     counts = np.zeros(N_KINDS, dtype=np.int8)
     for k in kinds:
-        k = int(k)
-        if not 0 <= k < N_KINDS:
-            raise ValueError(f"tile kind {k} out of range 0..26")
+        k = _check_kind(k)
         counts[k] += 1
         if counts[k] > COPIES:
             where = f" in {source!r}" if source is not None else ""
@@ -164,8 +178,8 @@ def format_kinds(kinds: Iterable[int]) -> list[str]:
 
 def glyph(k: int) -> str:
     """Unicode mahjong glyph of a tile kind (U+1F007..U+1F021)."""
-    s = SUITS[suit_of(k)]
-    return chr(_GLYPH_BASE[s] + rank_of(k) - 1)
+    k = _check_kind(k)
+    return chr(_GLYPH_BASE[SUITS[k // 9]] + k % 9)
 
 
 def glyphs(counts: Sequence[int] | np.ndarray) -> str:

@@ -27,9 +27,11 @@ done               the slot's match ended (one deal unless ``rules.deals_per_mat
                    return, number of learner decisions and wall time (SB3 Monitor format);
                    ``infos[i]["final_scores"]`` the match points of the four seats (absolute)
 opponents          one agent (all opponent seats) or three (the seats after the learner,
-                   counter-clockwise); default :class:`agents.base.RandomAgent` (seeded). Their
-                   decisions are computed by ``act_batch`` on every table whose current seat is
-                   an opponent, repeated until every table waits for its learner
+                   counter-clockwise), objects or spec strings (``make_agent`` of
+                   :mod:`sichuan_env.agent`); default :class:`~sichuan_env.agent.RandomAgent`
+                   (seeded). Their decisions are computed by ``act_batch`` on every table
+                   whose current seat is an opponent, repeated until every table waits for
+                   its learner
 illegal action     a learner action outside the mask raises
                    :class:`~sichuan_env.engine.IllegalActionError` naming slot, seat, action and
                    the legal ones (checked with the mask already computed: no extra cost)
@@ -56,14 +58,21 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.vec_env import VecEnv
-from stable_baselines3.common.vec_env.base_vec_env import (
-    VecEnvIndices,
-    VecEnvObs,
-    VecEnvStepReturn,
-)
 
-from agents.base import NO_OBSERVATION, Agent, needs_observation
+from sichuan_env.agent import NO_OBSERVATION, Agent, needs_observation
+
+try:  # the SB3 adapter needs the ``train`` extra; the rest of sichuan_env does not
+    from stable_baselines3.common.vec_env import VecEnv
+    from stable_baselines3.common.vec_env.base_vec_env import (
+        VecEnvIndices,
+        VecEnvObs,
+        VecEnvStepReturn,
+    )
+except ImportError as _err:  # pragma: no cover - exercised by a subprocess test
+    raise ImportError(
+        "sichuan_env.vector (the stable-baselines3 VecEnv) needs stable-baselines3: "
+        "pip install 'sichuan-env[train]'"
+    ) from _err
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS, action_to_str
 from sichuan_env.engine import IllegalActionError
@@ -98,7 +107,7 @@ class SichuanVecEnv(VecEnv):
         num_tables: int,
         rules: Rules | str | None = None,
         learner_seats: Sequence[int] | int = (0,),
-        opponents: Agent | Sequence[Agent] | None = None,
+        opponents: Agent | str | Sequence[Agent | str] | None = None,
         seed: int | None = 0,
         render_mode: str | None = None,
     ) -> None:

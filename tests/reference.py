@@ -1,4 +1,4 @@
-"""A slow, obvious reference for the hand rules of RULES.md sections 5, 6 and 8.
+"""A slow, obvious reference for the hand rules of docs/rules.md sections 5, 6 and 8.
 
 Written independently of ``sichuan_env.hands`` so that the tests can compare the two.
 Everything here favours being plainly correct over being fast:

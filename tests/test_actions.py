@@ -30,7 +30,8 @@ def test_record_format_strings():
         "pung", "kong", "hu", "pass"]
 
 
-@pytest.mark.parametrize("bad", ["discard", "discard 0m", "chow", "void x", "kong 5q", "", 5])
+@pytest.mark.parametrize("bad", ["discard", "discard 0m", "chow", "void x", "kong 5q", "", 5,
+                                 "void mp", "void ps", "void mps"])  # not one suit
 def test_malformed_action_strings_raise(bad):
     with pytest.raises(ValueError, match="malformed|expected"):
         action_from_str(bad)

@@ -4,10 +4,24 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
+import pytest
 
-from agents.arena import STAT_FIELDS, Z95, ArenaResult, main, mean_ci, run_arena, wall_seed
+from agents.arena import (
+    STAT_FIELDS,
+    Z95,
+    ArenaResult,
+    main,
+    mean_ci,
+    prepare_output,
+    run_arena,
+    wall_seed,
+)
 from sichuan_env import engine
 from sichuan_env.rules import get_rules
 
@@ -104,3 +118,68 @@ def test_non_duplicate_mode():
                     seed=1, tables=4)
     assert res.deals == 10 and list(res.unit) == list(range(10))
     assert (res.agent[:, 0] == res.names.index("greedy")).all()
+
+
+# ----------------------------------------------------------------------------- specs, paths
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "agents.arena", *args], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=300)
+
+
+def test_cli_bot_from_a_file(tmp_path):
+    out = tmp_path / "new" / "folder" / "r.json"
+    res = _cli("--seats", "tests/data/mybot.py:MyBot,random,random,random", "--deals", "200",
+               "--tables", "64", "--no-progress", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    data = json.loads(out.read_text())
+    assert data["deals"] == 200
+    assert set(data["agents"]) == {"tests/data/mybot.py:MyBot", "random"}
+    assert data["agents"]["tests/data/mybot.py:MyBot"]["seat_deals"] == 200
+
+
+@pytest.mark.parametrize("seats, words", [
+    ("tests/data/mybot.py:Nope,random,random,random", "has no attribute 'Nope'"),
+    ("tests/data/mybot.py:Illegal,random,random,random", "failed validation"),
+    ("nobot,random,random,random", "unknown agent 'nobot'; known agents:"),
+    ("no_pkg.mod:Bot,random,random,random", "no module named 'no_pkg'"),
+])
+def test_cli_broken_spec_is_one_line_and_exit_2(seats, words):
+    res = _cli("--seats", seats, "--deals", "40", "--no-progress")
+    assert res.returncode == 2
+    assert res.stderr.startswith("error: ") and words in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+    assert res.stdout == ""
+
+
+def test_output_paths_checked_before_any_deal(tmp_path, monkeypatch, capsys):
+    import agents.arena as arena
+
+    def no_run(*a, **k):
+        raise AssertionError("the arena ran although the output path is unusable")
+
+    monkeypatch.setattr(arena, "run_arena", no_run)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    for flag in ("--out", "--records"):
+        rc = main(["--seats", "random,random,random,random", "--deals", "40", "--no-progress",
+                   flag, str(blocker / "sub" / "r.json")])
+        assert rc == 2
+        assert "cannot create the folder" in capsys.readouterr().err
+    rc = main(["--seats", "random,random,random,random", "--deals", "40", "--no-progress",
+               "--out", str(tmp_path)])
+    assert rc == 2 and "is a folder" in capsys.readouterr().err
+    assert prepare_output(tmp_path / "x" / "y" / "r.json") == tmp_path / "x" / "y" / "r.json"
+    assert (tmp_path / "x" / "y").is_dir()
+
+
+def test_agent_objects_and_specs_mix():
+    from sichuan_env.agent import make_agent
+
+    bot = make_agent(f"{ROOT / 'tests/data/mybot.py'}:MyBot?prefer=low")
+    res = run_arena([bot, "random", "random", "random"], deals=16, seed=2, tables=8)
+    assert res.deals == 16 and len(res.names) == 2

@@ -5,7 +5,7 @@
   kongs, multi-Hu, robbing the kong, shoot after kong and wall-end settlement happen; each
   is counted and asserted to occur;
 * batch row i == the same seed played alone; determinism of reset and of whole games;
-* illegal actions, finished tables, auto-reset, and multi-deal matches (RULES.md section 9).
+* illegal actions, finished tables, auto-reset, and multi-deal matches (docs/rules.md section 9).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import pytest
 from sichuan_env import engine
 from sichuan_env.engine import IllegalActionError, Ledger
 from sichuan_env.hands import FAN_NAMES
-from sichuan_env.invariants import check_invariants
 from sichuan_env.rules import get_rules
 from sichuan_env.state import DONE, END_THREE_HU, END_WALL, VOID, State
 
+from invariants import check_invariants
 from policies import biased, uniform
 
 PRESETS = ["mil", "mahjongsoft"]

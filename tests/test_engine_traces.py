@@ -1,12 +1,13 @@
-"""Scripted game traces: one (or more) per special rule of RULES.md.
+"""Scripted game traces: one (or more) per special rule of docs/rules.md.
 
 Each trace builds a deal from given hands and a short wall (draws from the front, kong
 replacements from the back), plays every decision by its string and checks state, legal
 options, payments (with reasons), fans and values, scores and the end, all computed by hand
-from RULES.md. Seats a trace does not care about get "filler" hands (trace_helpers): 13 (or
+from docs/rules.md. Seats a trace does not care about get "filler" hands (trace_helpers): 13 (or
 14 for the dealer) different kinds from two suits, not ready, declaring the third suit with
 an indicator; they can never claim anything, and they discard what they draw.
 
+Citations: "§N" is section N of docs/rules.md and "fine point N" its section 12.N.
 Notation in comments: "w0, w1, ..." are the wall tiles from the front; "R1" is the last wall
 tile (first kong replacement), "R2" the one before it. Value = 2 ** min(fans, cap).
 """
@@ -49,7 +50,7 @@ def _done(g, end: str, scores: list[int], next_dealer: int) -> None:
 
 
 def test_void_options_every_held_kind_plus_missing_suit_indicator():
-    """RULES 3 / fine point 2: "set aside kind k" for every kind held, "indicator for suit
+    """§3 / fine point 2: "set aside kind k" for every kind held, "indicator for suit
     s" only for a suit with no tile. Seat 0 holds 1-9m and 1-5p (no s): 14 kind options +
     "void s". Seat 1 holds all three suits: kind options only. The set-aside tile leaves the
     hand (g.hand) and is reported by g.set_aside; choices are recorded first, in seat order.
@@ -91,7 +92,7 @@ def test_void_options_every_held_kind_plus_missing_suit_indicator():
 
 
 def test_dealer_with_indicator_and_complete_hand_may_hu_on_initial_turn():
-    """RULES 4 / fine point 7: the dealer's initial-turn Hu (only possible with an indicator)
+    """§4 / fine point 7: the dealer's initial-turn Hu (only possible with an indicator)
     is self-drawn: hand value + 1 from each opponent. 123m123m456m789m55m is Full Flush
     (2 fans, no root, no other split scores more) -> value 4 -> 5 from each of 1, 2, 3.
     Next turn: the seat after the winner (seat 1) draws.
@@ -114,7 +115,7 @@ def test_dealer_with_indicator_and_complete_hand_may_hu_on_initial_turn():
 
 
 def test_set_aside_tile_is_not_usable_for_hu_and_is_discarded_automatically():
-    """RULES 3: the set-aside tile is not part of the hand -> one tile short of Hu. The same
+    """§3: the set-aside tile is not part of the hand -> one tile short of Hu. The same
     complete dealer hand, with 9m set aside, cannot declare Hu; its only option is the
     forced discard of the set-aside tile, which the engine applies by itself (auto).
     """
@@ -134,8 +135,8 @@ DEALER_9M = "9m 123p 456p 789p 1s 3s 5s 7s"
 
 
 def test_set_aside_tile_is_first_discard_and_can_be_punged_then_only_discards():
-    """RULES 3: the set-aside tile is the first discard, a real discard that can be claimed.
-    RULES 4 / fine point 5: after a pung the claimer may only discard (no kong, no Hu).
+    """§3: the set-aside tile is the first discard, a real discard that can be claimed.
+    §4 / fine point 5: after a pung the claimer may only discard (no kong, no Hu).
     Fine point 1 / contract: only seats with a legal claim are asked (fillers are skipped).
     """
     seat1 = "99m 123m 456m 1p 3p 5p 7p 9p"
@@ -176,7 +177,7 @@ def test_pending_set_aside_may_pung_then_set_aside_is_discarded_automatically():
     ("666p 123s 456s 789s 1p", ["kong", "pass", "pung"], "1p 6p 1s 2s 3s 4s 5s 6s 7s 8s 9s"),
 ])
 def test_after_pung_only_discards_are_offered(seat1, claim, discard_kinds):
-    """RULES 4 ("no kong on the same turn as a pung") and fine point 5 (after a pung: only
+    """§4 ("no kong on the same turn as a pung") and fine point 5 (after a pung: only
     discard, no kong, no Hu). In case 1 the claim also offers Hu (6p completes the hand), in
     case 2 it offers a melded kong; the seat chooses pung both times.
     """
@@ -195,7 +196,7 @@ def test_after_pung_only_discards_are_offered(seat1, claim, discard_kinds):
 
 @pytest.mark.parametrize("rules", ["mil", "mahjongsoft"])
 def test_strict_void_on_only_forbidden_discards_off_any(rules):
-    """RULES 3 option strict_void: on (mil) while the hand holds a forbidden-suit tile only
+    """§3 option strict_void: on (mil) while the hand holds a forbidden-suit tile only
     such tiles may be discarded; off (mahjongsoft) any tile. Dealer sets aside 9m and keeps
     7m 8m; after a round (fillers discard 3s 5s 7s) it draws 9s and is offered either just
     7m/8m (mil) or every held kind (mahjongsoft).
@@ -222,8 +223,8 @@ def test_strict_void_on_only_forbidden_discards_off_any(rules):
 
 
 def test_concealed_kong_pays_two_from_each_cannot_be_robbed_win_after_kong():
-    """RULES 2/4: draws from the front, kong replacement from the back. RULES 7: concealed
-    kong = 2 from each player not yet Hu. RULES 4: a concealed kong cannot be robbed (seat 2
+    """§2/4: draws from the front, kong replacement from the back. §7: concealed
+    kong = 2 from each player not yet Hu. §4: a concealed kong cannot be robbed (seat 2
     waits on 5p but is not asked). Seat 1 draws w0 = 5p, kongs, gets R1 = 1p (last tile)
     and wins: Kong 1 + Win after Kong 1 = 2 fans -> 4, self-drawn -> 5 from each.
     Seat 1: 6 + 15 = 21; the others -2 - 5 = -7.
@@ -256,7 +257,7 @@ def test_concealed_kong_pays_two_from_each_cannot_be_robbed_win_after_kong():
 
 
 def test_melded_kong_paid_by_discarder_and_kong_fan_on_later_hu():
-    """RULES 7: melded kong = 2 from the discarder only. RULES 6: the kong counts 1 fan on a
+    """§7: melded kong = 2 from the discarder only. §6: the kong counts 1 fan on a
     later Hu. Seat 1 claims "kong" on the dealer's 7p (R1 = 9p replaces, discarded), fillers
     discard 1m 2m, the dealer draws 3p and discards 5p: seat 1 wins with kong 7p, 123s 456s
     789s, 55p -> Kong 1 -> 2 paid by the dealer (not Shoot after Kong: the dealer made no
@@ -285,7 +286,7 @@ def test_melded_kong_paid_by_discarder_and_kong_fan_on_later_hu():
 
 
 def test_promoted_kong_one_from_each_with_tile_just_drawn():
-    """RULES 7 / fine point 4: a kong added to a melded pung with the tile just drawn is
+    """§7 / fine point 4: a kong added to a melded pung with the tile just drawn is
     promoted: 1 from each player not yet Hu. Seat 1 (9m set aside) pungs the dealer's 6p
     (then its set-aside 9m goes automatically), draws 6p on a later turn, kongs, and wins
     on R1 = 3p: Kong 1 + Win after Kong 1 -> 4, 5 from each. Seat 1: 3 + 15 = 18.
@@ -312,7 +313,7 @@ def test_promoted_kong_one_from_each_with_tile_just_drawn():
 
 
 def test_postponed_kong_pays_nothing_but_counts_as_kong():
-    """Fine point 4 / RULES 7: a kong added to a melded pung with a tile held from before
+    """Fine point 4 / §7: a kong added to a melded pung with a tile held from before
     (here: the fourth 6p kept when seat 1 chose pung over kong) is postponed: 0 points, but
     it is a Kong fan. Seat 1 draws w3 = 4p, kongs 6p (no payment), wins on R1 = 4p:
     Kong 1 + Win after Kong 1 -> 4, 5 from each.
@@ -340,7 +341,7 @@ def test_postponed_kong_pays_nothing_but_counts_as_kong():
 
 
 def test_robbing_a_promoted_kong():
-    """RULES 4 robbing the kong: the kong does not happen (stays a pung, no kong payment, no
+    """§4 robbing the kong: the kong does not happen (stays a pung, no kong payment, no
     replacement), the Hu is paid by the kong declarer and scores Robbing the Kong (1 fan).
     Seat 2 becomes ready (45p, waits 3p/6p) by drawing 5p; seat 1 draws its fourth 6p and
     declares a promoted kong; seat 2 robs: 456p 123s 456s 789s 99p, fans {Robbing 1} -> 2.
@@ -401,7 +402,7 @@ def test_declining_a_rob_sets_passed_hu_and_the_kong_goes_ahead():
 
 
 def test_robbing_a_postponed_kong_by_two_then_wall_end():
-    """RULES 4: a postponed kong can be robbed too; every non-Hu seat the tile completes may
+    """§4: a postponed kong can be robbed too; every non-Hu seat the tile completes may
     rob (here seats 2 and 3), each paid by the declarer its own value (Robbing the Kong 1 ->
     2 each). Fine point 9: the declarer keeps the pung; the turn goes to the seat after the
     last winner counted from the declarer (seat 0). The wall then ends: the last-tile drawer
@@ -442,7 +443,7 @@ def test_robbing_a_postponed_kong_by_two_then_wall_end():
 
 
 def test_shoot_after_kong_refunds_every_kong_payment_of_the_turn():
-    """RULES 7 / fine point 10: Hu on the discard right after the discarder's kong(s) scores
+    """§7 / fine point 10: Hu on the discard right after the discarder's kong(s) scores
     Shoot after Kong for the winner, and the income of every kong of that turn (a melded
     kong claimed at the turn's start included) goes back, one kong_refund per payment.
     Seat 1: melded kong 7p (2 from dealer), R1 = 7s, concealed kong 5s (2 from 0, 2, 3),
@@ -549,7 +550,7 @@ def test_passed_hu_is_also_set_by_answering_pung():
 
 
 def test_multiple_hu_on_one_discard_beats_pung_and_turn_goes_to_discarder():
-    """RULES 4: Hu beats pung; every Hu claim on one discard succeeds, each paid by the
+    """§4: Hu beats pung; every Hu claim on one discard succeeds, each paid by the
     discarder its own value. The dealer's set-aside 5s: seat 1 Hu (plain, 1), seat 2 asks
     pung (not done), seat 3 Hu (11s 234s 456s 678s 999s: Full Flush 2 -> 4). Fine point 9:
     next is the non-Hu seat after the last winner counted from the discarder: seat 0.
@@ -613,8 +614,8 @@ def test_claims_asked_counter_clockwise_from_discarder_and_turn_after_last_winne
 
 
 def test_simultaneous_hu_payments_and_wins_listed_in_event_order():
-    """RECORD_FORMAT: payments are listed "in the order it happened" and a Hu payment points
-    at the winner's own hu event; the claims are listed counter-clockwise from the
+    """docs/record_format.md: payments and wins are listed in order of their event, and a Hu
+    payment points at the winner's own hu event; the claims are listed counter-clockwise from the
     discarder (seat 3's hu is event n-2, seat 1's is n-1). So the payment (and win) of seat
     3 must come before those of seat 1: the event indices never decrease.
     """
@@ -648,7 +649,7 @@ def test_three_hu_ends_the_deal_without_wall_end_settlement():
 
 
 def test_hu_players_are_never_asked_and_never_pay_again():
-    """RULES 7 / 004 7.2: players who declared Hu neither pay nor receive afterwards; they
+    """§7 / MIL sheet §7.2: players who declared Hu neither pay nor receive afterwards; they
     are never asked again and are skipped in turn order. Seat 1 wins on the dealer's 5s
     (1). Seat 2 (9m set aside) draws its fourth 8p and declares a concealed kong (allowed
     with a pending set-aside, fine point 3): 2 from seats 0 and 3 only. Its set-aside 9m
@@ -678,7 +679,7 @@ def test_hu_players_are_never_asked_and_never_pay_again():
 @pytest.mark.parametrize("rules, value, total", [("mil", 8, 33), ("mahjongsoft", 16, 57)])
 def test_kong_with_one_tile_left_win_after_kong_and_under_the_sea(rules, value, total):
     """Fine point 6: a kong needs one wall tile; with exactly one left it is allowed and its
-    replacement is the last tile: Win after Kong + Under the Sea together (RULES 6). Seat 1:
+    replacement is the last tile: Win after Kong + Under the Sea together (§6). Seat 1:
     kong 5s + 123s 234s 678s 99s: Kong 1 + Full Flush 2 + Win after Kong 1 + Under the Sea
     1 = 5 fans -> 8 with cap 3 (mil), 16 with cap 4 (mahjongsoft); self-drawn -> value + 1
     from each of 3 seats, plus the concealed kong's 2 x 3. The wall is then empty: the deal
@@ -704,7 +705,7 @@ def test_kong_with_one_tile_left_win_after_kong_and_under_the_sea(rules, value, 
 
 
 def test_wall_end_no_kong_pung_chain_and_under_the_sea_on_the_last_discard():
-    """RULES 4 wall end: the last-tile drawer may only discard or Hu (seat 1 draws its fourth
+    """§4 wall end: the last-tile drawer may only discard or Hu (seat 1 draws its fourth
     4s: no kong, no replacement exists); on that discard only Hu and pung are allowed (the
     dealer holds 777p: pung but no kong); after the pung the claimer discards again and that
     discard may again be claimed: seat 2 wins on 4m (456m 123p 456p 11m 888m) with Under the
@@ -729,7 +730,7 @@ def test_wall_end_no_kong_pung_chain_and_under_the_sea_on_the_last_discard():
 
 
 def test_wall_end_pung_chain_pung_after_pung_then_unclaimed_discard_ends():
-    """RULES 4 wall end: after a pung the claimer discards again and that discard may again
+    """§4 wall end: after a pung the claimer discards again and that discard may again
     be punged; the deal ends when the active player's discard is not claimed. Seat 1 draws
     the last tile and discards 7p, the dealer pungs (no kong offered) and discards 4m, seat 2
     pungs 4m (44m 79m: no Hu) and discards 1p, nobody claims: end. All four are not
@@ -753,7 +754,7 @@ def test_wall_end_pung_chain_pung_after_pung_then_unclaimed_discard_ends():
 
 
 def test_wall_end_settlement_ready_flower_pig_and_kong_refunds():
-    """RULES 8 / fine point 13 (mahjongsoft, strict_void off):
+    """§8 / fine point 13 (mahjongsoft, strict_void off):
     - the dealer declares a concealed kong on its initial turn (2 from each), ends not ready
       -> returns its kong income: one kong_refund of 2 to each payer;
     - seat 1 (45p 666p 123m 456m 99m) is ready: waits 3p (1), 6p (Root, 2), 9m (1) ->
@@ -791,7 +792,7 @@ def test_wall_end_settlement_ready_flower_pig_and_kong_refunds():
 
 
 def test_wall_end_not_ready_kong_declarer_returns_each_kong_payment():
-    """RULES 8 / fine point 13: a not-ready player returns all kong income of the deal, one
+    """§8 / fine point 13: a not-ready player returns all kong income of the deal, one
     kong_refund per original payment. The dealer declares two concealed kongs on its initial
     turn (7m with R1 = 3m, then 2p with R2 = 6p): 2 x 3 payments of 2. Seat 1 draws the last
     tile. Everybody is not ready (same state: no ready payments), so the dealer hands back
@@ -830,7 +831,7 @@ def test_wall_end_flower_pig_exempt_when_every_discard_was_forbidden():
 
 
 def test_wall_end_all_non_hu_ready_means_no_ready_payments():
-    """RULES 8: if all non-Hu players are in the same state there are no ready payments.
+    """§8: if all non-Hu players are in the same state there are no ready payments.
     All four seats are ready when the wall ends (dealer waits 1p/4p after discarding 9p,
     seat 1 5p/8p, seat 2 2p/5p, seat 3 8p); seat 1 draws the only wall tile 9m and discards
     it -> nobody pays anybody. Nobody won: the dealer stays.
@@ -899,7 +900,7 @@ def test_illegal_action_raises_and_changes_nothing():
 
 @pytest.mark.parametrize("rules", ["mil", "mahjongsoft"])
 def test_random_games_payments_balance_and_match_scores(rules):
-    """RULES 7/8: every payment is a transfer, except the flower-pig penalty (to None, 48):
+    """§7/8: every payment is a transfer, except the flower-pig penalty (to None, 48):
     sum(scores) == -48 * (number of flower_pig payments); each seat's payments add up to
     g.scores. Hu players never act again. legal() is sorted. The record matches the game.
     """
@@ -943,7 +944,7 @@ def test_random_games_payments_balance_and_match_scores(rules):
 
 
 def test_helpers_agree_with_rules_section_11_waits():
-    """Self-check of the trace helper's wait finder against RULES 11 (a few rows)."""
+    """Self-check of the trace helper's wait finder against §11 (a few rows)."""
     assert waits("2p2p2p3p") == ["1p", "3p", "4p"]
     assert waits("2p3p4p5p6p 9s9s") == ["1p", "4p", "7p"]
     assert waits("2p2p2p3p4p4p4p") == ["1p", "2p", "3p", "4p", "5p"]

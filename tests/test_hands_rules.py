@@ -1,7 +1,7 @@
-"""Hand rules against the rule book: RULES.md sections 5, 6, 8 and 11, and seed 002
-(Lesson 6 "Scoring examples", Table 9 "Compatibility of valuable combinations").
+"""Hand rules against the rule book: docs/rules.md sections 5, 6, 8 and 11, and the textbook
+(lesson 6 "Scoring examples", Table 9 "Compatibility of valuable combinations").
 
-The seed's tile pictures are missing from its text, so the example hands below are built
+The textbook's tile pictures are missing from its text, so the example hands below are built
 from the descriptions; each comment says what the hand is meant to show.
 """
 
@@ -112,7 +112,8 @@ THREE_PUNGS = [("pung", "1s"), ("pung", "5s"), ("pung", "9s")]
 
 
 def test_exhaustive_wait_four_identical_standing():
-    # 002 example 1: three sets declared, four identical standing tiles: NOT ready
+    # the textbook, lesson 5, example 1: three sets declared, four identical standing
+    # tiles: NOT ready
     assert hands.waits("8p8p8p8p", THREE_PUNGS, "m") == []
     assert hands.shanten("8p8p8p8p", THREE_PUNGS, "m") == 1
     assert hands.theoretical_max("8p8p8p8p", THREE_PUNGS, "m") == 0
@@ -120,8 +121,8 @@ def test_exhaustive_wait_four_identical_standing():
 
 
 def test_exhaustive_wait_two_kinds_all_held():
-    # 002 example 2: one set declared; the hand "waits" on 1p and 4p but holds all their
-    # copies, so it is not ready
+    # the textbook, lesson 5, example 2: one set declared; the hand "waits" on 1p and 4p
+    # but holds all their copies, so it is not ready
     melds = [("pung", "9s")]
     assert hands.waits("1111p23p4444p", melds, "m") == []
     assert hands.shanten("1111p23p4444p", melds, "m") == 1
@@ -139,7 +140,7 @@ def test_exhaustive_wait_counts_the_melds():
 
 
 # ====================================================================== single fans
-# Forbidden suit is characters (as in 002 Lesson 6).
+# Forbidden suit is characters (as in the textbook, lesson 6).
 
 
 def test_no_fan_hand():
@@ -166,7 +167,7 @@ def test_root_made_by_the_winning_tile():
 
 
 def test_root_across_a_declared_pung_and_a_chow():
-    # RULES.md 6: four identical tiles spread over two or more sets; a declared pung of 5p
+    # docs/rules.md 6: four identical tiles spread over two or more sets; a declared pung of 5p
     # and a 456p chow in hand is such a group
     assert_score(score("456p123p789s1s", [("pung", "5p")], "1s", "m"), {"Root": 1})
 
@@ -203,14 +204,14 @@ def test_seven_pairs_alone():
 
 
 def test_win_after_kong():
-    # 002: after a kong on B8 the replacement D7 completes the hand
+    # the textbook, lesson 6: after a kong on B8 the replacement D7 completes the hand
     s = score("123p456p68p55s", [("concealed_kong", "8s")], "7p", "m", self_drawn=True,
               after_kong=True)
     assert_score(s, {"Kong": 1, "Win after Kong": 1})
 
 
 def test_robbing_the_kong():
-    # 002: another player promotes a pung of D8; that tile completes the hand
+    # the textbook, lesson 6: another player promotes a pung of D8; that tile completes the hand
     s = score("123p456p79p55s234s", (), "8p", "m", robbing_kong=True)
     assert_score(s, {"Robbing the Kong": 1})
 
@@ -237,7 +238,7 @@ def test_win_after_kong_on_the_last_tile_scores_both():
     assert_score(s, {"Kong": 1, "Win after Kong": 1, "Under the Sea": 1})
 
 
-# ====================================================================== 3-fan hands (002)
+# ====================================================================== 3-fan hands (the textbook)
 
 THREE_FAN_HANDS = [
     # Kong + Kong + All Pungs
@@ -297,7 +298,7 @@ def test_default_rules_are_mil():
 
 
 def test_largest_single_gain():
-    # RULES.md 11: self-drawn at the cap, three opponents: (8 + 1) * 3 = 27, (16 + 1) * 3 = 51
+    # docs/rules.md 11: self-drawn at the cap, three opponents: (8 + 1) * 3 = 27, (16 + 1) * 3 = 51
     kw = dict(self_drawn=True, after_kong=True, under_the_sea=True)
     melds = [("concealed_kong", "1p"), ("concealed_kong", "5p")]
     for rules, gain in ((MIL, 27), (MS, 51)):

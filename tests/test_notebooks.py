@@ -24,4 +24,4 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
 
 def test_there_are_notebooks():
     names = {p.name for p in NOTEBOOKS}
-    assert {"quickstart.ipynb"} <= names
+    assert {"quickstart.ipynb", "your_agent.ipynb"} <= names

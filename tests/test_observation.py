@@ -55,6 +55,10 @@ def rotate(st: State, k: int) -> State:
     d["kong_income"] = d["kong_income"][:, order][:, :, order].copy()
     for f in SEAT_VALUED:
         d[f] = ((d[f].astype(np.int16) - k) % 4).astype(d[f].dtype)
+    # hu_from: per seat, and its values are seats (-1 = none stays -1)
+    hu_from = d["hu_from"][:, order]
+    d["hu_from"] = np.where(hu_from >= 0, (hu_from.astype(np.int16) - k) % 4, -1).astype(
+        hu_from.dtype)
     return State(**d)
 
 
@@ -125,14 +129,18 @@ def test_batched_equals_single_and_rows() -> None:
     full = encode(st, seats)
     for b in range(7):
         np.testing.assert_array_equal(full[b], encode(st.take([b]), seats[b])[0])
-    import sichuan_env.observation as obs_mod
+    from sichuan_env.observation import _encode_into
 
-    old, obs_mod._CHUNK = obs_mod._CHUNK, 3  # chunked passes give the same result
-    try:
-        np.testing.assert_array_equal(encode(st, seats), full)
-        np.testing.assert_array_equal(encode_oracle(st, seats)[:, :N_CHANNELS], full)
-    finally:
-        obs_mod._CHUNK = old
+    # the serial and the parallel kernel give the same rows
+    many = np.arange(300) % 7
+    for parallel in (False, True):
+        for oracle in (False, True):
+            out = np.empty((many.size, N_ORACLE_CHANNELS if oracle else N_CHANNELS, 27),
+                           np.float32)
+            _encode_into(st, many, seats[many], out, oracle=oracle, parallel=parallel)
+            np.testing.assert_array_equal(out[:, :N_CHANNELS], full[many])
+            if oracle:
+                np.testing.assert_array_equal(out, encode_oracle(st, seats)[many])
     rows = np.array([5, 2])
     np.testing.assert_array_equal(encode(st, seats[rows], rows), full[rows])
     assert encode(st, np.zeros(0, int), np.zeros(0, int)).shape == (0, N_CHANNELS, 27)

@@ -1,5 +1,5 @@
-"""A self-drawn winning tile is turned face down (seed 000): other seats never see it,
-while a tile won on a discard stays visible."""
+"""A self-drawn winning tile is turned face down (docs/rules.md section 14): other seats
+never see it, while a tile won on a discard stays visible."""
 
 import numpy as np
 

@@ -209,9 +209,12 @@ def test_auto_marks_are_checked(records) -> None:
     base = _pick(records[("mil", False)], lambda r: True)
     rec = copy.deepcopy(base)
     i = next(i for i, e in enumerate(rec["events"]) if e.get("auto"))
-    del rec["events"][i]["auto"]
+    rec["events"][i]["auto"] = False  # present, so it must be right
     err = _mismatch(rec)
     assert (err.event, err.field) == (i, "auto")
+    for e in rec["events"]:  # absent: the format does not have the mark
+        e.pop("auto", None)
+    assert replay(rec)["events"][i]["auto"] is True
     rec = copy.deepcopy(base)
     j = next(i for i, e in enumerate(rec["events"]) if not e.get("auto") and i > 4)
     rec["events"][j]["auto"] = True

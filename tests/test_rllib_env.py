@@ -34,7 +34,7 @@ def _random_actions(obs, terms, rng):
     return acts
 
 
-@pytest.mark.parametrize("opponents", [None, RandomAgent(seed=5)])
+@pytest.mark.parametrize("opponents", [None, RandomAgent(seed=5), "random,greedy,rules"])
 @pytest.mark.parametrize("illegal", ["random_legal", "penalty"])
 def test_rllib_env_check_passes(opponents, illegal):
     for seed in range(3):

@@ -76,7 +76,7 @@ def test_rllib_policy_plays_in_the_arena_and_the_aec_env(tiny_run):
         action = None if term or trunc else agent.act(obs["observation"], obs["action_mask"])
         env.step(action)
     assert all(env.terminations.values())
-    with pytest.raises(FileNotFoundError, match="no RLlib policy"):
+    with pytest.raises(ValueError, match="no RLlib policy"):
         make_agent(f"rllib:{out / 'missing'}")
 
 

@@ -1,4 +1,4 @@
-"""Rule options and presets (RULES.md section 10)."""
+"""Rule options and presets (docs/rules.md section 10)."""
 
 import dataclasses
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from sichuan_env import rules
 from sichuan_env.rules import PRESETS, Rules, get_rules
 
-# RULES.md section 10, column by column
+# docs/rules.md section 10, column by column
 SECTION_10 = {
     "mil": {"fan_cap": 3, "strict_void": True, "self_draw_bonus": 1, "flower_pig_penalty": 48},
     "mahjongsoft": {"fan_cap": 4, "strict_void": False, "self_draw_bonus": 1,

@@ -170,29 +170,3 @@ def test_one_table_path_equals_batched_kernels(seed, preset, deals, policy, with
             assert _table_entries(led1.entries, 0) == _table_entries(led2.entries, 0), where
         steps += 1
     assert steps > 30
-
-
-@settings(max_examples=25, deadline=None)
-@given(
-    seed=hs.integers(0, 2**40),
-    preset=hs.sampled_from(["mil", "mahjongsoft"]),
-    policy=hs.sampled_from([uniform, biased, hu_shy]),
-    steps=hs.integers(0, 400),
-)
-def test_one_row_observation_equals_batched_planes(seed, preset, policy, steps):
-    """encode() of one (table, seat) takes a scalar path; it must give exactly the planes
-    of the batched encoder, for every seat of every table, in any phase."""
-    rules = get_rules(preset).replace(deals_per_match=2)
-    st = engine.reset(np.arange(6) + seed, rules)
-    rng = np.random.default_rng(seed % 2**32)
-    for _ in range(steps):
-        m = engine.legal_mask(st)
-        st, _, _ = engine.step(st, policy(st, m, rng), mask=m, autoreset=True)
-    rows = np.repeat(np.arange(6), 4)
-    seats = np.tile(np.arange(4), 6)
-    batched = encode(st, seats, rows=rows)  # more than one row: the batched encoder
-    for i in range(rows.size):
-        one = encode(st, int(seats[i]), rows=[rows[i]])[0]
-        assert np.array_equal(one, batched[i]), (
-            f"table {rows[i]}, seat {seats[i]}: planes "
-            f"{sorted({PLANE_NAMES[c] for c in np.argwhere(one != batched[i])[:, 0]})} differ")

@@ -1,4 +1,4 @@
-"""Tile notation, kinds, count vectors and glyphs (RULES.md section 1)."""
+"""Tile notation, kinds, count vectors and glyphs (docs/rules.md section 1)."""
 
 import numpy as np
 import pytest
@@ -54,6 +54,50 @@ def test_kind_rejects_bad_rank_or_suit(rank, suit, words):
 def test_tile_str_rejects_out_of_range(k):
     with pytest.raises(ValueError, match=f"tile kind {k} out of range"):
         tiles.tile_str(k)
+
+
+@pytest.mark.parametrize("suit", ["", "mp", "ps", "mps", "M", None, 0])
+def test_suit_must_be_one_whole_letter(suit):
+    # "" and "mp" are substrings of "mps" but not suits: they used to read as m and p
+    with pytest.raises(ValueError, match="unknown suit"):
+        tiles.suit_index(suit)
+    with pytest.raises(ValueError, match="unknown suit"):
+        tiles.kind(1, suit)
+
+
+@pytest.mark.parametrize("rank", [1.5, 2.0, True, "3", None])
+def test_kind_rejects_a_rank_that_is_not_an_integer(rank):
+    with pytest.raises(ValueError, match="out of range 1..9"):
+        tiles.kind(rank, "m")
+
+
+@pytest.mark.parametrize("k", [2.7, 5.0, True, "5", None])
+@pytest.mark.parametrize("fn", [tiles.tile_str, tiles.suit_of, tiles.rank_of, tiles.glyph])
+def test_kind_functions_reject_what_is_not_an_integer(fn, k):
+    # 2.7 used to become 3m, True 2m, "5" 6m
+    with pytest.raises(ValueError, match="must be an integer 0..26"):
+        fn(k)
+
+
+@pytest.mark.parametrize("k", [-1, 27])
+@pytest.mark.parametrize("fn", [tiles.suit_of, tiles.rank_of, tiles.glyph])
+def test_kind_functions_reject_out_of_range(fn, k):
+    # glyph(-1) used to draw 9s
+    with pytest.raises(ValueError, match=f"tile kind {k} out of range"):
+        fn(k)
+
+
+def test_kind_functions_accept_numpy_integers():
+    for k in range(27):
+        for x in (np.int8(k), np.int64(k), np.uint8(k)):
+            assert tiles.tile_str(x) == tiles.tile_str(k)
+            assert (tiles.suit_of(x), tiles.rank_of(x)) == (k // 9, k % 9 + 1)
+            assert tiles.glyph(x) == tiles.glyph(k)
+
+
+def test_counts_from_kinds_rejects_non_integers():
+    with pytest.raises(ValueError, match="must be an integer"):
+        tiles.counts_from_kinds([0, 1.5])
 
 
 # ---------------------------------------------------------------- hand notations

@@ -1,6 +1,6 @@
 """Helpers for the scripted game traces in ``test_engine_traces.py``.
 
-Everything here is written from RULES.md alone (no engine code): a tiny winning-hand
+Everything here is written from docs/rules.md alone (no engine code): a tiny winning-hand
 checker used to validate hand-built deals, a deal builder that checks tile copies and fills
 the seats a trace does not care about with harmless hands, and small drivers that play a
 decision while asserting who decides and what is offered.

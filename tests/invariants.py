@@ -8,7 +8,7 @@ the table (and seat, tile or action) of the first broken invariant:
   kong during a robbing window); never more than 4 of a kind anywhere; no negative count;
   hand sizes fit the phase;
 * the legal mask is never empty on a live table and always empty on a finished one, and
-  it equals a slow legal-move generator written from RULES.md (section 3, 4, 12);
+  it equals a slow legal-move generator written from docs/rules.md (sections 3, 4, 12);
 * with ``rewards``: they sum to zero on each table except ``-flower_pig_penalty`` per
   penalised flower pig on a wall-end step; a seat that had won before the step never has
   a negative reward; with ``prev_state`` too: scores are the previous scores plus the
@@ -61,7 +61,7 @@ def _melds(meld_row: np.ndarray) -> list[tuple[str, str]]:
 
 
 def _complete(hand: np.ndarray, meld_row: np.ndarray, void: int) -> bool:
-    """Complete hand (RULES.md section 5) through the single-hand API of hands.py."""
+    """Complete hand (docs/rules.md section 5) through the single-hand API of hands.py."""
     if hand.sum() + 3 * np.count_nonzero(meld_row) != 14:
         return False
     return hx.is_complete(hand.astype(np.int8), _melds(meld_row), None if void < 0 else void)
@@ -142,7 +142,7 @@ def _check_tiles(st: State, t: int, total: np.ndarray, own: np.ndarray,
 
 
 def _slow_legal(st: State, t: int) -> np.ndarray:
-    """The legal actions of table t from RULES.md, one seat and tile at a time."""
+    """The legal actions of table t from docs/rules.md, one seat and tile at a time."""
     legal = np.zeros(N_ACTIONS, bool)
     ph = int(st.phase[t])
     if ph == DONE or st.done[t]:
@@ -202,7 +202,7 @@ def _slow_legal(st: State, t: int) -> np.ndarray:
 
 
 def _slow_claims(st: State, t: int, s: int) -> set[str]:
-    """Claims seat s may make on the tile under claim (RULES.md section 4, 12.8)."""
+    """Claims seat s may make on the tile under claim (docs/rules.md section 4, 12.8)."""
     ph = int(st.phase[t])
     tile = int(st.claim_tile[t])
     d = int(st.active[t])
@@ -248,7 +248,7 @@ def _check_legal(st: State, mask: np.ndarray, t: int) -> None:
         a = int(diff[0])
         what = "offers" if mask[t, a] else "does not offer"
         _fail(t, f"seat {int(st.current[t])}: the mask {what} {ACTION_STRINGS[a]!r} "
-                 f"(RULES.md says {'illegal' if mask[t, a] else 'legal'}); mask "
+                 f"(docs/rules.md says {'illegal' if mask[t, a] else 'legal'}); mask "
                  f"{sorted(ACTION_STRINGS[x] for x in np.flatnonzero(mask[t]))}")
     if st.phase[t] in (CLAIM, ROB):
         # every seat with a claim is asked: the offers equal the slow ones for all seats
@@ -258,7 +258,7 @@ def _check_legal(st: State, mask: np.ndarray, t: int) -> None:
             want = _slow_claims(st, t, s)
             if offered != want:
                 _fail(t, f"claim window on {tile_str(int(st.claim_tile[t]))}: seat {s} "
-                         f"offered {sorted(offered)}, RULES.md gives {sorted(want)}")
+                         f"offered {sorted(offered)}, docs/rules.md gives {sorted(want)}")
 
 
 # ----------------------------------------------------------------------------- rewards

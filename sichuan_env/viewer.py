@@ -1,0 +1,386 @@
+"""A replay viewer: one deal of a records file as one self-contained HTML page.
+
+Command line::
+
+    python -m sichuan_env.viewer deals.jsonl [--deal N] [--seat S] --out replay.html
+
+``--deal N`` picks the record on the N-th non-blank line (0 = the first, as in
+``python -m sichuan_env.records check``); ``--seat S`` shows the table as seat S sees it
+(the other hands face down, their private choices hidden); without it every hand is shown.
+Records from ``python -m sichuan_env.selfplay``, ``python -m agents.arena --records`` and
+any other program writing ``sichuan-record/1`` open directly.
+
+The deal is replayed through the engine first (:func:`sichuan_env.records.replay_steps`),
+so the page only shows what the rules produce. One frame per decision is rendered in
+Python (:func:`sichuan_env.svg.render_svg`) and embedded as JSON; the page needs no network
+and no files besides itself: inline SVG, CSS and a little JavaScript (buttons, the arrow
+keys, Home/End and a slider step through the frames). For each frame it shows the
+decision, the options offered, the moves the engine made itself, the payments and wins of
+that step, a running payment log, and at the last frame the settlement.
+
+For tools and tests, ``#frame`` carries ``data-step``, ``data-events`` (record indices),
+``data-wall``, ``data-scores`` and ``data-current`` of the frame shown; the SVG carries the
+attributes listed in :mod:`sichuan_env.svg`.
+
+Exit status: 0 written; 2 bad arguments or an unreadable file (one line on stderr); 1 a
+record that does not replay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from sichuan_env.records import (
+    RecordError,
+    RecordMismatch,
+    ReplayStep,
+    iter_jsonl,
+    replay,
+    replay_steps,
+)
+from sichuan_env.state import END_NAMES, PHASE_NAMES
+from sichuan_env.svg import render_svg, tile_defs
+
+__all__ = ["build_frames", "main", "render_page", "write_replay"]
+
+REASON_LABELS = {
+    "hu": "Hu", "self_drawn_hu": "self-drawn Hu", "concealed_kong": "concealed kong",
+    "melded_kong": "melded kong", "promoted_kong": "promoted kong",
+    "kong_refund": "kong refund", "ready": "ready hand at the wall end",
+    "flower_pig": "flower pig",
+}
+
+
+def _event_text(e: dict[str, Any], viewer: int | None, *, auto: bool) -> str:
+    seat = e["seat"]
+    private = viewer is not None and seat != viewer
+    act = e["act"]
+    if act == "void":
+        if "suit" in e:
+            what = f"shows an indicator card for suit {e['suit']}"
+        elif private:
+            what = "sets a tile aside (forbidden-suit choice)"
+        else:
+            what = f"sets {e['tile']} aside (forbidden-suit choice)"
+    elif act == "discard":
+        what = f"discards {e['tile']}" + (" (forced: the set-aside tile)" if auto else "")
+    elif act == "kong":
+        what = f"declares a kong of {e['tile']}" if "tile" in e else "claims a melded kong"
+    elif act == "pung":
+        what = "claims a pung"
+    elif act == "hu":
+        what = "declares Hu"
+    else:
+        what = "passes"
+    return f"seat {seat} {what}"
+
+
+def _payment_text(p: dict[str, Any]) -> str:
+    to = "nobody" if p["to"] is None else f"seat {p['to']}"
+    return (f"seat {p['from']} pays {to} {p['points']} "
+            f"({REASON_LABELS.get(p['reason'], p['reason'])})")
+
+
+def _win_text(w: dict[str, Any]) -> str:
+    frm = "self-drawn" if w["from"] is None else f"from seat {w['from']}"
+    fans = ", ".join(f"{name} {n}" for name, n in w["fans"].items()) or "no fans"
+    return f"seat {w['seat']} wins (Hu) on {w['tile']}, {frm}: {fans}; value {w['value']}"
+
+
+def build_frames(record: dict[str, Any], viewer: int | None = None) -> list[dict[str, Any]]:
+    """One frame per decision (the first: the deal). Raises like
+    :func:`sichuan_env.records.replay` for a record that does not replay."""
+    events = record["events"]
+    frames = []
+    step: ReplayStep
+    for k, step in enumerate(replay_steps(record)):
+        st = step.state
+        live = not bool(st.done[0])
+        decision = None
+        if step.events:
+            i = step.events[0]
+            e = events[i]
+            hidden = viewer is not None and e["seat"] != viewer
+            decision = {
+                "event": i, "seat": e["seat"],
+                "text": _event_text(e, viewer, auto=False),
+                "legal": None if hidden else step.legal,
+                "chosen": None if hidden else _action_string(e),
+            }
+        frames.append({
+            "step": k,
+            "events": step.events,
+            "decision": decision,
+            "forced": [_event_text(events[i], viewer, auto=True) for i in step.events[1:]],
+            "payments": [_payment_text(p) for p in step.payments],
+            "wins": [_win_text(w) for w in step.wins],
+            "wall": int(st.wall_left[0]),
+            "scores": [int(x) for x in st.scores[0]],
+            "current": int(st.current[0]) if live else -1,
+            "phase": PHASE_NAMES[int(st.phase[0])],
+            "end": None if live else END_NAMES[int(st.end_reason[0])],
+            "svg": render_svg(st, 0, viewer=viewer, defs=False),
+        })
+    return frames
+
+
+def _action_string(e: dict[str, Any]) -> str:
+    if e["act"] == "void":
+        return f"void {e.get('tile', e.get('suit'))}"
+    if e["act"] in ("discard", "kong") and "tile" in e:
+        return f"{e['act']} {e['tile']}"
+    return e["act"]
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:16px;color:#222;
+background:#fafaf7}
+h1{font-size:18px;margin:0 0 4px}.sub{color:#555;font-size:13px;margin-bottom:10px}
+.controls{display:flex;gap:6px;align-items:center;margin:8px 0;flex-wrap:wrap}
+.controls button{font-size:15px;padding:4px 10px;border:1px solid #aaa;border-radius:5px;
+background:#fff;cursor:pointer}.controls button:disabled{opacity:.4;cursor:default}
+#slider{flex:1;min-width:240px}#pos{font-variant-numeric:tabular-nums;min-width:150px}
+.main{display:flex;gap:16px;align-items:flex-start}
+#frame{flex:1 1 auto;min-width:420px;max-width:900px}#table svg{width:100%;height:auto}
+.side{flex:0 0 330px;font-size:13px}.side h2{font-size:14px;margin:12px 0 4px}
+.box{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px}
+.opt{display:inline-block;border:1px solid #bbb;border-radius:4px;padding:1px 5px;margin:2px;
+font-family:ui-monospace,monospace;font-size:12px}.opt.chosen{background:#ffe08a;
+border-color:#c99700;font-weight:bold}
+ul{margin:2px 0;padding-left:18px}li.now{font-weight:bold}li.later{display:none}
+#log{max-height:260px;overflow:auto}.muted{color:#777}
+table.settle{border-collapse:collapse}table.settle td,table.settle th{padding:2px 8px;
+border-bottom:1px solid #eee;text-align:right}table.settle th{white-space:nowrap}
+table.settle th:first-child{text-align:left}
+.keys{color:#777;font-size:12px}
+"""
+
+_JS = """
+(function(){
+  const frames = JSON.parse(document.getElementById('frames').textContent);
+  const log = JSON.parse(document.getElementById('paylog').textContent);
+  const last = frames.length - 1;
+  const $ = id => document.getElementById(id);
+  const slider = $('slider');
+  slider.max = last;
+  const logList = $('log');
+  log.forEach(entry => {
+    const li = document.createElement('li');
+    li.textContent = 'step ' + entry.step + ': ' + entry.text;
+    li.dataset.step = entry.step;
+    logList.appendChild(li);
+  });
+  function list(el, items, empty) {
+    el.textContent = '';
+    if (!items.length) { const li = document.createElement('li'); li.className = 'muted';
+      li.textContent = empty; el.appendChild(li); return; }
+    items.forEach(t => { const li = document.createElement('li'); li.textContent = t;
+      el.appendChild(li); });
+  }
+  let k = 0;
+  function show(n) {
+    k = Math.max(0, Math.min(last, n));
+    const f = frames[k];
+    $('table').innerHTML = f.svg;
+    const fr = $('frame');
+    fr.dataset.step = k; fr.dataset.events = f.events.join(',');
+    fr.dataset.wall = f.wall; fr.dataset.scores = f.scores.join(',');
+    fr.dataset.current = f.current;
+    slider.value = k;
+    $('pos').textContent = 'step ' + k + ' / ' + last +
+      (f.events.length ? '  (event ' + f.events[0] +
+        (f.events.length > 1 ? '-' + f.events[f.events.length - 1] : '') + ')' : '  (the deal)');
+    $('first').disabled = $('prev').disabled = k === 0;
+    $('next').disabled = $('last').disabled = k === last;
+    const d = f.decision;
+    $('decision').textContent = d ? d.text : 'The deal: nobody has decided yet.';
+    const opts = $('options'); opts.textContent = '';
+    if (d && d.legal) {
+      d.legal.forEach(o => { const s = document.createElement('span');
+        s.className = 'opt' + (o === d.chosen ? ' chosen' : ''); s.textContent = o;
+        opts.appendChild(s); });
+    } else if (d) { opts.textContent = 'options hidden in this seat view'; }
+    list($('forced'), f.forced, 'none');
+    list($('pays'), f.payments.concat(f.wins), 'none');
+    logList.querySelectorAll('li').forEach(li => {
+      const s = +li.dataset.step;
+      li.className = s > k ? 'later' : (s === k ? 'now' : '');
+    });
+    $('settlement').hidden = k !== last;
+    $('pending').hidden = k === last;
+    if (location.hash !== '#' + k) history.replaceState(null, '', '#' + k);
+  }
+  $('first').onclick = () => show(0);
+  $('prev').onclick = () => show(k - 1);
+  $('next').onclick = () => show(k + 1);
+  $('last').onclick = () => show(last);
+  slider.addEventListener('input', () => show(+slider.value));
+  document.addEventListener('keydown', ev => {
+    if (ev.target === slider) return;  // the slider moves itself
+    if (ev.key === 'ArrowRight' || ev.key === 'ArrowDown') { show(k + 1); ev.preventDefault(); }
+    else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowUp') { show(k - 1); ev.preventDefault(); }
+    else if (ev.key === 'Home') { show(0); ev.preventDefault(); }
+    else if (ev.key === 'End') { show(last); ev.preventDefault(); }
+  });
+  const start = parseInt((location.hash || '#0').slice(1), 10);
+  show(isNaN(start) ? 0 : start);
+})();
+"""
+
+
+def _json_script(element_id: str, value: Any) -> str:
+    text = json.dumps(value, separators=(",", ":")).replace("</", "<\\/")
+    return f'<script type="application/json" id="{element_id}">{text}</script>'
+
+
+def render_page(record: dict[str, Any], frames: list[dict[str, Any]], *,
+                viewer: int | None = None, title: str = "") -> str:
+    """The HTML page for ``frames`` of ``record`` (from :func:`build_frames`)."""
+    mine = replay(record)
+    paylog = [{"step": f["step"], "text": t} for f in frames for t in f["payments"] + f["wins"]]
+    rules = record["rules"]
+    agents = record.get("arena", {}).get("agents") if isinstance(record.get("arena"),
+                                                                  dict) else None
+    sub = [f"rules {rules.get('preset', '?')} (fan cap {rules.get('fan_cap')}, "
+           f"{'strict' if rules.get('strict_void') else 'free'} void discards)",
+           f"seed {record.get('seed')}", f"dealer seat {record['dealer']}",
+           f"{len(record['events'])} events, {len(frames) - 1} decisions",
+           "view: " + ("every hand" if viewer is None else f"seat {viewer}")]
+    if isinstance(agents, list) and len(agents) == 4:
+        sub.append("players: " + ", ".join(f"seat {s} {a}" for s, a in enumerate(agents)))
+    rows = []
+    pay_by_seat = [[0] * 4 for _ in range(4)]  # [seat][0 received, 1 paid]
+    for p in mine["payments"]:
+        pay_by_seat[p["from"]][1] += p["points"]
+        if p["to"] is not None:
+            pay_by_seat[p["to"]][0] += p["points"]
+    for seat in range(4):
+        won = [w for w in mine["wins"] if w["seat"] == seat]
+        hu = "; ".join(f"Hu on {w['tile']} ({w['value']})" for w in won) or "-"
+        rows.append(f"<tr><th>seat {seat}</th><td>{pay_by_seat[seat][0]}</td>"
+                    f"<td>{pay_by_seat[seat][1]}</td><td><b>{mine['scores'][seat]:+d}</b></td>"
+                    f"<td style='text-align:left'>{html.escape(hu)}</td></tr>")
+    settlement = (
+        f"<p>End: <b>{html.escape(mine['end'].replace('_', ' '))}</b>; next dealer: seat "
+        f"{mine['next_dealer']}.</p><table class='settle' id='settle-table' "
+        f"data-scores='{','.join(str(s) for s in mine['scores'])}'><tr><th>seat</th>"
+        "<th>received</th><th>paid</th><th>score</th><th>Hu</th></tr>" + "".join(rows)
+        + "</table>"
+    )
+    name = html.escape(title or "sichuan-record/1 replay")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{name}</title><style>{_CSS}</style></head>
+<body>
+{tile_defs()}
+<h1>{name}</h1>
+<div class="sub">{html.escape(" · ".join(sub))}</div>
+<div class="controls">
+<button id="first" title="first step (Home)">&laquo; first</button>
+<button id="prev" title="previous step (Left arrow)">&#x25C0; prev</button>
+<button id="next" title="next step (Right arrow)">next &#x25B6;</button>
+<button id="last" title="last step (End)">last &raquo;</button>
+<input type="range" id="slider" min="0" max="0" value="0" aria-label="timeline">
+<span id="pos"></span>
+</div>
+<div class="keys">Keys: &larr; / &rarr; step, Home / End jump; the address ends in #step.</div>
+<div class="main">
+<div id="frame" data-step="0"><div id="table"></div></div>
+<div class="side">
+<h2>Decision</h2><div class="box"><div id="decision"></div>
+<div id="options"></div></div>
+<h2>Moves the engine made itself</h2><div class="box"><ul id="forced"></ul></div>
+<h2>Payments and wins this step</h2><div class="box"><ul id="pays"></ul></div>
+<h2>Payment log</h2><div class="box"><ul id="log"></ul></div>
+<h2>Settlement</h2><div class="box"><div id="settlement" hidden>{settlement}</div>
+<div id="pending" class="muted">Shown at the last step.</div></div>
+</div></div>
+{_json_script("frames", frames)}
+{_json_script("paylog", paylog)}
+<script>{_JS}</script>
+</body></html>
+"""
+
+
+def write_replay(record: dict[str, Any], out: str | Path, *, viewer: int | None = None,
+                 title: str = "") -> int:
+    """Replay ``record`` and write its viewer page to ``out``; returns the size in bytes."""
+    frames = build_frames(record, viewer)
+    page = render_page(record, frames, viewer=viewer, title=title)
+    data = page.encode("utf-8")
+    Path(out).write_bytes(data)
+    return len(data)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _fail(message: str, status: int = 2) -> int:
+    print(f"python -m sichuan_env.viewer: error: {message}", file=sys.stderr)
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _Parser(prog="python -m sichuan_env.viewer",
+                     description="Write one deal of a records file as a self-contained HTML "
+                                 "replay page.")
+    parser.add_argument("records", help="a JSONL file of sichuan-record/1 records")
+    parser.add_argument("--deal", type=int, default=0, metavar="N",
+                        help="the record on the N-th non-blank line, from 0 (default 0)")
+    parser.add_argument("--seat", type=int, default=None, metavar="S",
+                        help="show the table as seat S (0-3) sees it; default: every hand")
+    parser.add_argument("--out", required=True, help="the HTML file to write")
+    args = parser.parse_args(argv)
+    if args.deal < 0:
+        return _fail(f"--deal must be 0 or more, got {args.deal}")
+    if args.seat is not None and not 0 <= args.seat <= 3:
+        return _fail(f"--seat must be a seat 0-3, got {args.seat}")
+    out = Path(args.out)
+    folder = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        return _fail(f"--out {args.out} is a folder; give a file name such as replay.html")
+    if not folder.is_dir():
+        return _fail(f"the output folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        return _fail(f"the output folder {folder} is not writable")
+    src = Path(args.records)
+    if not src.is_file():
+        return _fail(f"no such records file: {args.records}")
+    record = None
+    count = 0
+    try:
+        for n, (_, rec) in enumerate(iter_jsonl(src)):
+            count = n + 1
+            if n == args.deal:
+                record = rec
+                break
+    except OSError as err:
+        return _fail(f"cannot read {args.records}: {err.strerror or err}")
+    if isinstance(record, RecordError):
+        return _fail(f"{args.records}: record {args.deal}: {record}", 1)
+    if record is None:
+        return _fail(f"{args.records} holds {count} record(s); --deal {args.deal} is past "
+                     f"the end (the first is --deal 0)")
+    title = f"{src.name}, record {args.deal}"
+    try:
+        size = write_replay(record, out, viewer=args.seat, title=title)
+    except (RecordError, RecordMismatch) as err:
+        return _fail(f"{args.records}: record {args.deal} does not replay: "
+                     f"{type(err).__name__}: {err}", 1)
+    except OSError as err:
+        return _fail(f"cannot write {args.out}: {err.strerror or err}")
+    print(f"wrote {args.out} ({size / 1024:.0f} KiB, {title})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
