@@ -25,8 +25,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from agents.rllib_agent import MODULE_ID, RLlibAgent, save_policy
 from agents.rllib_net import TilePlanesNet
 
@@ -267,5 +265,4 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
     (out / "results.json").write_text(json.dumps(summary, indent=2, default=str))
     beat_random = results["random"]["diff_ci95"][0] > 0 if "random" in results else False
     print("beats random (CI excludes zero):", "yes" if beat_random else "no")
-    np.set_printoptions()
     return 0
