@@ -21,6 +21,10 @@ evaluation) and ``results.json`` (the final table). Evaluations use the arena in
 mode: the agent against ``random`` and against ``greedy`` on the same walls with the seats
 rotated, reporting mean points per deal with a 95% confidence interval.
 ``--resume OUT/checkpoints/xxx.zip`` continues a run.
+
+``--backend rllib`` trains the same network with Ray RLlib instead, rollouts spread over
+``--env-runners`` processes (or a cluster: ``--address``), the learner on a GPU with
+``--num-gpus-per-learner 1``; see :mod:`agents.rllib_train` and the README's "Scaling out".
 """
 
 from __future__ import annotations
@@ -38,19 +42,33 @@ import numpy as np
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--backend", default="sb3", choices=["sb3", "rllib"],
+                   help="sb3: MaskablePPO in this process (default); rllib: Ray RLlib PPO with "
+                        "env runners (needs the rllib extra)")
+    p.add_argument("--env-runners", type=int, default=2,
+                   help="rllib: env runner processes, one CPU each (2)")
+    p.add_argument("--num-gpus-per-learner", type=float, default=0,
+                   help="rllib: GPUs for the learner (0: CPU)")
+    p.add_argument("--address", default=None,
+                   help="rllib: join this Ray cluster (e.g. auto or HOST:6379); default: "
+                        "start a local Ray instance")
     p.add_argument("--total-steps", type=int, default=300_000,
                    help="PPO learner decisions after the warm start (300000)")
-    p.add_argument("--tables", type=int, default=64, help="tables per learner seat (64)")
+    p.add_argument("--tables", type=int, default=64,
+                   help="tables per learner seat (sb3) or per env runner (rllib) (64)")
     p.add_argument("--learner-seats", default="0,1,2,3",
                    help="seats the learner plays, one table set each (0,1,2,3)")
     p.add_argument("--opponents", default="random",
                    help="bot for the other seats: random, greedy, rules, self, ppo:PATH, "
-                        "package.module:Class, path/to/file.py:Class; or three "
-                        "comma-separated (random)")
+                        "rllib:PATH, package.module:Class, path/to/file.py:Class; or three "
+                        "comma-separated (random); with --backend rllib, self = self-play "
+                        "at all four seats")
     p.add_argument("--rules", default="mil", choices=["mil", "mahjongsoft"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/default", help="output folder (runs/default)")
-    p.add_argument("--resume", default=None, help="a checkpoint .zip to continue from")
+    p.add_argument("--resume", default=None,
+                   help="a checkpoint to continue from (sb3: a .zip; rllib: a checkpoint "
+                        "folder, e.g. OUT/checkpoint)")
     p.add_argument("--n-steps", type=int, default=64, help="rollout length per env (64)")
     p.add_argument("--batch-size", type=int, default=2048)
     p.add_argument("--epochs", type=int, default=4)
@@ -135,11 +153,12 @@ def warm_start(model: Any, env: Any, teacher: Any, args: argparse.Namespace) -> 
 def evaluate(model: Any, rules: str, walls: int, seed: int, opponents=("random", "greedy"),
              tables: int = 512) -> dict[str, Any]:
     """Duplicate arena: the agent against three copies of each opponent bot, ``walls``
-    walls each played four times with the seats rotated."""
+    walls each played four times with the seats rotated. ``model`` is an SB3 model or an
+    agent (an object with ``act_batch``)."""
     from agents.arena import run_arena
     from agents.ppo import PPOAgent
 
-    agent = PPOAgent(model, deterministic=True)
+    agent = model if hasattr(model, "act_batch") else PPOAgent(model, deterministic=True)
     agent.name = "ppo"
     results: dict[str, Any] = {}
     for name in opponents:
@@ -173,6 +192,14 @@ def format_results(results: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.backend == "rllib":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise SystemExit("--backend rllib needs Ray RLlib: pip install -e '.[rllib]'")
+        from agents.rllib_train import train
+
+        return train(args, evaluate, format_results, warm_start)
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback

@@ -85,9 +85,10 @@ BUILTIN_AGENTS: dict[str, str] = {
     "greedy": "agents.greedy:GreedyAgent",
     "rules": "agents.rules_bot:RulesAgent",
     "ppo": "agents.ppo:PPOAgent",
+    "rllib": "agents.rllib_agent:RLlibAgent",
 }
 #: Registered names that need an argument, with how it is shown in messages.
-_ARGUMENT_HINTS = {"ppo": "PATH"}
+_ARGUMENT_HINTS = {"ppo": "PATH", "rllib": "PATH"}
 
 # ----------------------------------------------------------------------------- protocol
 

@@ -1,0 +1,59 @@
+"""An action-masking torch RLModule (RLlib new API stack) with the SB3 PPO network.
+
+Reads the env's dict observation (``observations`` planes, ``action_mask``) from
+:mod:`sichuan_env.rllib`; the network is :class:`agents.rllib_net.TilePlanesNet` (the
+layers of the SB3 policy, so weights move both ways: :func:`load_sb3_weights`,
+:func:`agents.rllib_net.to_sb3_state`). Illegal actions get logit -1e8, so PPO's sampled
+and greedy actions are always legal. ``model_config``: ``features_dim`` (256),
+``channels`` (64), ``hidden`` (128).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+from ray.rllib.core.rl_module.torch import TorchRLModule
+
+from agents.rllib_net import TilePlanesNet, from_sb3_state
+
+MODEL_DEFAULTS = {"features_dim": 256, "channels": 64, "hidden": 128}
+
+
+class TilePlanesRLModule(TorchRLModule, ValueFunctionAPI):
+    """Masked categorical policy and value over the tile planes (see the module doc)."""
+
+    def setup(self) -> None:
+        cfg = {**MODEL_DEFAULTS, **(self.model_config or {})}
+        planes = self.observation_space["observations"]
+        self.net = TilePlanesNet(int(planes.shape[0]), cfg["features_dim"], cfg["channels"],
+                                 cfg["hidden"])
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        obs = batch[Columns.OBS]
+        feats = self.net.features(obs["observations"])
+        return {Columns.ACTION_DIST_INPUTS: self.net.logits(feats, obs["action_mask"])}
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        obs = batch[Columns.OBS]
+        feats = self.net.features(obs["observations"])
+        return {Columns.ACTION_DIST_INPUTS: self.net.logits(feats, obs["action_mask"]),
+                Columns.EMBEDDINGS: feats}
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> Any:
+        if embeddings is None:
+            embeddings = self.net.features(batch[Columns.OBS]["observations"])
+        return self.net.values(embeddings)
+
+
+def module_spec(model_config: dict[str, Any] | None = None) -> RLModuleSpec:
+    """The RLModuleSpec of :class:`TilePlanesRLModule` (spaces come from the env)."""
+    return RLModuleSpec(module_class=TilePlanesRLModule,
+                        model_config={**MODEL_DEFAULTS, **(model_config or {})})
+
+
+def load_sb3_weights(module: TilePlanesRLModule, policy: Any) -> None:
+    """Copy an SB3 MaskablePPO policy's weights into ``module`` (same shapes needed)."""
+    module.net.load_state_dict(from_sb3_state(policy.state_dict()))

@@ -1,0 +1,268 @@
+"""PPO with Ray RLlib (new API stack) on the batched environment: ``train.py --backend rllib``.
+
+Each env runner (a Ray actor, one CPU) holds ``--tables`` tables in one
+:class:`sichuan_env.rllib.SichuanVectorEnv` and steps them batched (the engine, the bots and
+the observation planes); the learner (PPO, :class:`agents.rllib_module.TilePlanesRLModule`,
+the SB3 policy's network) runs in the driver, on a GPU with ``--num-gpus-per-learner 1``.
+Every learner seat maps to the one trained module ``learner`` (:func:`policy_mapping_fn`):
+``--opponents self`` is self-play of that module at all four seats; bot names put one
+learner seat per table (``--learner-seats`` in turn over the tables) against three bots
+played inside the env runners, batched.
+
+Writes to ``--out``: ``checkpoint/`` (the final RLlib checkpoint, for ``--resume``),
+``checkpoints/step_N/`` (periodic), ``policy.pt`` (the network alone, for the
+``rllib:PATH`` agent: loads without Ray), ``tb/`` (TensorBoard), ``progress.jsonl`` (one
+line per training iteration), ``eval.jsonl`` (periodic evaluations) and ``results.json``
+(the final duplicate-arena table, as the SB3 path writes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from agents.rllib_agent import MODULE_ID, RLlibAgent, save_policy
+from agents.rllib_net import TilePlanesNet
+
+
+def policy_mapping_fn(agent_id: Any, episode: Any = None, **kwargs: Any) -> str:
+    """Every seat RLlib plays maps to the one trained module."""
+    return MODULE_ID
+
+
+def make_bots(spec: str, seed: int) -> list[Any]:
+    """Three bots from ``--opponents`` (one name or three), built in each env runner."""
+    from agents.registry import make_agent
+
+    names = [s.strip() for s in spec.split(",") if s.strip()]
+    if len(names) == 1:
+        names = names * 3
+    return [make_agent(name, seed=seed + 101 * i) for i, name in enumerate(names)]
+
+
+def opponents_factory(spec: str, seed: int):
+    """None for self-play, else a picklable zero-argument callable returning three bots."""
+    names = [s.strip() for s in spec.split(",") if s.strip()]
+    if len(names) not in (1, 3):
+        raise ValueError(f"--opponents takes one name or three, got {spec!r}")
+    if "self" in names:
+        if set(names) != {"self"}:
+            raise ValueError("with --backend rllib, 'self' is self-play at all four seats; "
+                             "it cannot be mixed with bots")
+        return None
+    make_bots(spec, seed)  # fail here, in the driver, on an unknown name or a missing file
+    return partial(make_bots, spec, seed)
+
+
+def env_config(args: argparse.Namespace) -> dict[str, Any]:
+    from agents.features import N_FEATURE_PLANES, analysis_planes
+
+    seats = tuple(int(s) for s in args.learner_seats.split(","))
+    cfg: dict[str, Any] = {
+        "rules": args.rules, "learner_seats": seats, "illegal": "raise",
+        "opponents": opponents_factory(args.opponents, args.seed),
+    }
+    if args.features == "analysis":
+        cfg["features"] = analysis_planes
+        cfg["num_features"] = N_FEATURE_PLANES
+    return cfg
+
+
+def build_config(args: argparse.Namespace) -> Any:
+    """The PPOConfig of a run (see the module docstring)."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+
+    from agents.rllib_module import module_spec
+    from sichuan_env.rllib import SichuanEnvRunner, SichuanMultiAgentEnv
+
+    runners = max(0, int(args.env_runners))
+    fragment = int(args.n_steps)
+    batch = fragment * args.tables * max(1, runners)
+    return (
+        PPOConfig()
+        .environment(SichuanMultiAgentEnv, env_config=env_config(args))
+        .env_runners(
+            env_runner_cls=SichuanEnvRunner, num_env_runners=runners,
+            num_envs_per_env_runner=args.tables, rollout_fragment_length=fragment,
+            num_cpus_per_env_runner=1, sample_timeout_s=600.0,
+        )
+        .multi_agent(policies={MODULE_ID}, policy_mapping_fn=policy_mapping_fn,
+                     policies_to_train=[MODULE_ID])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={MODULE_ID: module_spec()}))
+        .learners(num_learners=0, num_gpus_per_learner=args.num_gpus_per_learner)
+        .training(
+            lr=args.lr, gamma=args.gamma, lambda_=0.95, entropy_coeff=args.ent_coef,
+            clip_param=0.2, vf_loss_coeff=0.5, vf_clip_param=1e6, grad_clip=0.5,
+            use_kl_loss=False, num_epochs=args.epochs,
+            minibatch_size=min(args.batch_size, batch), train_batch_size_per_learner=batch,
+        )
+        .debugging(seed=args.seed, log_level="ERROR")
+        .reporting(metrics_num_episodes_for_smoothing=100)
+    )
+
+
+def learner_net(algo: Any) -> TilePlanesNet:
+    """A CPU copy of the trained module's network."""
+    module = algo.learner_group._learner.module[MODULE_ID]
+    net = TilePlanesNet(**module.net.config)
+    net.load_state_dict({k: v.detach().cpu() for k, v in module.net.state_dict().items()})
+    return net
+
+
+def set_learner_weights(algo: Any, state: dict[str, Any]) -> None:
+    """Load a network state dict into the learner and push it to the env runners."""
+    algo.learner_group._learner.module[MODULE_ID].net.load_state_dict(state)
+    algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group,
+                                       inference_only=True)
+
+
+def _get(d: dict[str, Any], *keys: str, default: Any = float("nan")) -> Any:
+    for k in keys:
+        if not isinstance(d, dict) or k not in d:
+            return default
+        d = d[k]
+    return d
+
+
+def imitation_warm_start(args: argparse.Namespace,
+                         warm_start: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """SB3 imitation of ``--imitate`` (as the SB3 path does), returned as network weights."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.features import AnalysisVecEnv
+    from agents.ppo_policy import policy_kwargs
+    from agents.registry import make_agent
+    from agents.rllib_net import from_sb3_state
+    from sichuan_env.vector import SichuanVecEnv
+
+    teacher = make_agent(args.imitate, seed=args.seed + 999)
+    seats = tuple(int(s) for s in args.learner_seats.split(","))
+    bots = make_bots("random" if args.opponents == "self" else args.opponents, args.seed)
+    env = SichuanVecEnv(args.tables, rules=args.rules, learner_seats=seats, opponents=bots,
+                        seed=args.seed)
+    if args.features != "analysis":
+        raise SystemExit("--imitate with --backend rllib needs --features analysis")
+    env = AnalysisVecEnv(env)
+    model = MaskablePPO("MlpPolicy", env, n_steps=args.n_steps, batch_size=args.batch_size,
+                        learning_rate=args.lr, policy_kwargs=policy_kwargs(), seed=args.seed,
+                        device="cpu", verbose=0)
+    stats = warm_start(model, env, teacher, args)
+    return from_sb3_state(model.policy.state_dict()), stats
+
+
+def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
+          warm_start: Any) -> int:
+    """Run ``train.py --backend rllib`` (``evaluate``, ``format_results`` and
+    ``warm_start`` are train.py's, shared with the SB3 path)."""
+    import ray
+    import torch
+
+    torch.set_num_threads(max(1, args.threads))
+    out = Path(args.out)
+    (out / "checkpoints").mkdir(parents=True, exist_ok=True)
+    if args.resume and not (Path(args.resume) / "learner_group").is_dir():
+        raise SystemExit(f"--resume: no RLlib checkpoint folder at {args.resume} (expected "
+                         "OUT/checkpoint or OUT/checkpoints/step_N)")
+    try:
+        config = build_config(args)
+    except (ValueError, FileNotFoundError) as e:
+        raise SystemExit(f"--opponents: {e}") from None
+    imitation = weights = None
+    if args.imitate != "none" and not args.resume:
+        try:
+            weights, imitation = imitation_warm_start(args, warm_start)
+        except (ValueError, FileNotFoundError) as e:
+            raise SystemExit(f"--imitate: {e}") from None
+    if args.address:
+        ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
+    else:
+        ray.init(num_cpus=max(1, args.env_runners) + 1, include_dashboard=False,
+                 log_to_driver=False, configure_logging=False)
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(out / "tb"))
+    try:
+        algo = config.build_algo()
+        if args.resume:
+            algo.restore_from_path(str(Path(args.resume).resolve()))
+        elif weights is not None:
+            set_learner_weights(algo, weights)
+        mode = "self-play" if args.opponents == "self" else f"vs {args.opponents}"
+        print(f"training RLlib PPO: {args.total_steps:,} steps, {args.env_runners} env "
+              f"runners x {args.tables} tables, {mode}, rules {args.rules}, learner on "
+              f"{'GPU' if args.num_gpus_per_learner else 'CPU'}, out {out}", flush=True)
+        steps = 0
+        start = None
+        next_ckpt, next_eval = args.checkpoint_every, args.eval_every
+        t0 = time.perf_counter()
+        while steps < args.total_steps:
+            result = algo.train()
+            lifetime = int(_get(result, "env_runners", "num_env_steps_sampled_lifetime",
+                                default=0))
+            if start is None:  # steps before this run (resume) are not counted
+                start = lifetime - int(_get(result, "env_runners", "num_env_steps_sampled",
+                                            default=0))
+            steps = lifetime - start
+            elapsed = time.perf_counter() - t0
+            row = {
+                "iteration": int(result.get("training_iteration", 0)), "steps": steps,
+                "seconds": round(elapsed, 3), "env_steps_per_s": steps / elapsed,
+                "episode_return_mean": _get(result, "env_runners", "module_episode_returns_mean",
+                                            MODULE_ID),
+                "policy_loss": _get(result, "learners", MODULE_ID, "policy_loss"),
+                "vf_loss": _get(result, "learners", MODULE_ID, "vf_loss"),
+                "entropy": _get(result, "learners", MODULE_ID, "entropy"),
+            }
+            with open(out / "progress.jsonl", "a") as f:
+                f.write(json.dumps(row) + "\n")
+            for k, v in row.items():
+                if k not in ("iteration", "steps") and isinstance(v, int | float):
+                    writer.add_scalar(f"rllib/{k}", float(v), lifetime)
+            if not args.no_progress:
+                print(f"  iter {row['iteration']:>4} {steps:>10,} steps {elapsed:7.0f} s "
+                      f"{row['env_steps_per_s']:8,.0f} steps/s  return "
+                      f"{row['episode_return_mean']:+.3f}  entropy {row['entropy']:.3f}",
+                      flush=True)
+            if args.checkpoint_every and steps >= next_ckpt:
+                algo.save_to_path(str((out / "checkpoints" / f"step_{lifetime}").resolve()))
+                next_ckpt += args.checkpoint_every
+            if args.eval_every and steps >= next_eval:
+                res = evaluate(RLlibAgent(learner_net(algo)), args.rules, args.eval_deals,
+                               args.seed + 7)
+                for name, r in res.items():
+                    writer.add_scalar(f"eval/ppo_minus_{name}", r["diff_vs_bot"], lifetime)
+                with open(out / "eval.jsonl", "a") as f:
+                    f.write(json.dumps({"steps": lifetime, **res}) + "\n")
+                print(f"\n[eval @ {steps:,} steps]\n{format_results(res)}", flush=True)
+                next_eval += args.eval_every
+            if args.time_limit and elapsed > 60 * args.time_limit:
+                print(f"time limit of {args.time_limit} min reached at {steps:,} steps")
+                break
+        train_time = time.perf_counter() - t0
+        algo.save_to_path(str((out / "checkpoint").resolve()))
+        net = learner_net(algo)
+        save_policy(net, out / "policy.pt")
+        algo.stop()
+    finally:
+        writer.close()
+        ray.shutdown()
+    sps = steps / train_time
+    print(f"trained {steps:,} steps in {train_time:.0f} s ({sps:,.0f} env steps/s, learning "
+          f"included); saved {out / 'checkpoint'} and {out / 'policy.pt'}", flush=True)
+    t1 = time.perf_counter()
+    results = evaluate(RLlibAgent(net), args.rules, args.final_eval_deals, args.seed + 1000)
+    print(f"\nfinal evaluation (duplicate arena, {args.final_eval_deals} walls x 4 seatings, "
+          f"{time.perf_counter() - t1:.0f} s); 95% confidence intervals")
+    print(format_results(results))
+    summary = {"args": vars(args), "backend": "rllib", "steps": steps,
+               "train_seconds": train_time, "steps_per_second": sps,
+               "imitation": imitation, "results": results}
+    (out / "results.json").write_text(json.dumps(summary, indent=2, default=str))
+    beat_random = results["random"]["diff_ci95"][0] > 0 if "random" in results else False
+    print("beats random (CI excludes zero):", "yes" if beat_random else "no")
+    return 0

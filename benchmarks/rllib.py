@@ -1,0 +1,163 @@
+"""Scaling of ``train.py --backend rllib``: env steps per second, learning included, for
+several numbers of env runners.
+
+    python benchmarks/rllib.py                          # 1 and 2 env runners, learner on CPU
+    python benchmarks/rllib.py --runners 1 2 4 8 15 --gpu 1 --out scaling.json
+
+For each number of env runners N: a local Ray instance with N + 1 CPUs, the PPO
+configuration of :func:`agents.rllib_train.build_config` (``--tables`` tables per runner,
+rollouts of ``--n-steps`` per table, so a train batch of N x tables x n-steps env steps,
+``--epochs`` passes in minibatches of ``--batch-size``), one warm-up iteration, then
+``--iterations`` timed ones, the whole repeated ``--repeats`` times alternating the runner
+counts (the best of each is kept). Reported: env steps sampled per wall-clock second over the
+timed iterations (sampling and learning, as in training), the seconds per iteration spent
+sampling and learning (RLlib's timers), and the load average of the machine before and
+after (other processes share the cores). ``--opponents self`` measures self-play.
+With ``--sample-only`` also the env steps per CPU-second of the runner processes: with
+free cores N runners reach about N times that (it does not depend on other processes'
+load, the wall-clock figure does).
+``--sample-only`` times the env runners alone (parallel ``sample()`` calls, no learning):
+how rollouts scale with N when the learner is taken out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _timer(result: dict, *names: str) -> float:
+    timers = result.get("timers", {})
+    for n in names:
+        if n in timers:
+            v = timers[n]
+            return float(v) if not isinstance(v, dict) else float("nan")
+    return float("nan")
+
+
+def measure(runners: int, args: argparse.Namespace) -> dict:
+    import ray
+
+    import train
+    from agents.rllib_train import build_config
+
+    targs = train.parse_args([
+        "--backend", "rllib", "--env-runners", str(runners), "--tables", str(args.tables),
+        "--n-steps", str(args.n_steps), "--epochs", str(args.epochs),
+        "--batch-size", str(args.batch_size), "--opponents", args.opponents,
+        "--num-gpus-per-learner", str(args.gpu), "--imitate", "none", "--seed", "0",
+    ])
+    load_before = os.getloadavg()[0]
+    ray.init(num_cpus=runners + 1, include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    try:
+        algo = build_config(targs).build_algo()
+        if args.sample_only:
+            return _sample_only(algo, runners, args, load_before)
+        warm = algo.train()  # warm-up: actors started, first batch
+        before = int(warm["env_runners"]["num_env_steps_sampled_lifetime"])
+        samp_t, learn_t = [], []
+        t0 = time.perf_counter()
+        for _ in range(args.iterations):
+            r = algo.train()
+            samp_t.append(_timer(r, "env_runner_sampling_timer"))
+            learn_t.append(_timer(r, "learner_update_timer"))
+        wall = time.perf_counter() - t0
+        steps = int(r["env_runners"]["num_env_steps_sampled_lifetime"]) - before
+        algo.stop()
+    finally:
+        ray.shutdown()
+    return {
+        "env_runners": runners, "tables_per_runner": args.tables, "steps": steps,
+        "seconds": round(wall, 2), "env_steps_per_s": round(steps / wall, 1),
+        "sample_s_per_iter": round(sum(samp_t) / len(samp_t), 3),
+        "learn_s_per_iter": round(sum(learn_t) / len(learn_t), 3),
+        "learner": "GPU" if args.gpu else "CPU",
+        "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
+    }
+
+
+def _sample_only(algo, runners: int, args: argparse.Namespace, load_before: float) -> dict:
+    def sample(runner) -> int:
+        return sum(len(e) for e in runner.sample())
+
+    group = algo.env_runner_group
+    local = runners == 0
+
+    def round_() -> int:
+        return sum(group.foreach_env_runner(sample, local_env_runner=local))
+
+    def cpu_seconds() -> float:
+        return sum(group.foreach_env_runner(lambda r: time.process_time(),
+                                            local_env_runner=local))
+
+    round_()  # warm-up
+    cpu0 = cpu_seconds()
+    t0 = time.perf_counter()
+    steps = sum(round_() for _ in range(args.iterations))
+    wall = time.perf_counter() - t0
+    cpu = cpu_seconds() - cpu0
+    algo.stop()
+    return {
+        "env_steps_per_runner_cpu_s": round(steps / cpu, 1),
+        "env_runners": runners, "tables_per_runner": args.tables, "steps": steps,
+        "seconds": round(wall, 2), "env_steps_per_s": round(steps / wall, 1),
+        "sample_s_per_iter": round(wall / args.iterations, 3), "learn_s_per_iter": 0.0,
+        "learner": "none (sampling only)",
+        "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--runners", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--tables", type=int, default=64, help="tables per env runner (64)")
+    p.add_argument("--n-steps", type=int, default=64, help="rollout length per table (64)")
+    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--batch-size", type=int, default=2048, help="minibatch size (2048)")
+    p.add_argument("--iterations", type=int, default=4, help="timed iterations (4)")
+    p.add_argument("--opponents", default="random")
+    p.add_argument("--gpu", type=float, default=0, help="GPUs for the learner (0)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads of the learner (1)")
+    p.add_argument("--repeats", type=int, default=2,
+                   help="measure each runner count this many times, alternating; keep the "
+                        "best (damps other processes' load) (2)")
+    p.add_argument("--sample-only", action="store_true",
+                   help="time the env runners' sampling alone (no learning)")
+    p.add_argument("--out", default=None, help="write the rows as JSON here")
+    args = p.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    best: dict[int, dict] = {}
+    for rep in range(args.repeats):  # alternate the runner counts, keep each one's best
+        for n in args.runners:
+            row = measure(n, args)
+            cpu = row.get("env_steps_per_runner_cpu_s")
+            per_cpu = f" ({cpu:,.0f} per runner CPU-second)" if cpu else ""
+            print(f"  run {rep + 1}: {n:>3} env runners {row['env_steps_per_s']:>9,.0f} env "
+                  f"steps/s{per_cpu}, {row['sample_s_per_iter']:.2f} s sampling + "
+                  f"{row['learn_s_per_iter']:.2f} s learning per iteration, load "
+                  f"{row['load_before']} -> {row['load_after']}", flush=True)
+            if n not in best or row["env_steps_per_s"] > best[n]["env_steps_per_s"]:
+                best[n] = row
+    rows = [best[n] for n in args.runners]
+    base = rows[0]
+    for row in rows:
+        print(f"{row['env_runners']:>3} env runners: {row['env_steps_per_s']:>9,.0f} env "
+              f"steps/s (x{row['env_steps_per_s'] / base['env_steps_per_s']:.2f} vs "
+              f"{base['env_runners']}; best of {args.repeats})", flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
