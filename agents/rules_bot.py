@@ -71,8 +71,8 @@ from agents.greedy import (
     NO_SHANTEN,
     RANK_OF,
     SUIT_OF,
-    BotView,
     GreedyAgent,
+    Seen,
     effective_tiles,
     isolation,
     shanten,
@@ -119,7 +119,7 @@ class RulesAgent(GreedyAgent):
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
-    def threat(v: BotView) -> np.ndarray:
+    def threat(v: Seen) -> np.ndarray:
         """(N, 4) how likely each seat looks ready (column 0, me, is 0)."""
         nd = v.n_discards.astype(np.float32)
         melds = (v.meld > 0).sum(2).astype(np.float32)
@@ -135,7 +135,7 @@ class RulesAgent(GreedyAgent):
         return np.clip(t, 0.0, 1.0)
 
     @staticmethod
-    def tile_danger(v: BotView, threat: np.ndarray) -> np.ndarray:
+    def tile_danger(v: Seen, threat: np.ndarray) -> np.ndarray:
         """(N, 27) expected danger of discarding each kind now."""
         base = np.where((RANK_OF == 0) | (RANK_OF == 8), 0.7,
                         np.where((RANK_OF == 1) | (RANK_OF == 7), 0.85, 1.0)).astype(np.float32)
@@ -168,7 +168,7 @@ class RulesAgent(GreedyAgent):
         sh = 6 - np.minimum(pairs, 7) + np.maximum(0, 7 - kinds)
         return np.where(n == 0, sh, NO_SHANTEN).astype(np.int16)
 
-    def value_shanten(self, v: BotView, disc: np.ndarray, sh: np.ndarray) -> np.ndarray:
+    def value_shanten(self, v: Seen, disc: np.ndarray, sh: np.ndarray) -> np.ndarray:
         """(N, 27) float effective shanten after each candidate discard (value bonuses)."""
         eff = sh.astype(np.float32)
         h, m, vd = v.hand, v.own_meld, v.own_void
@@ -209,7 +209,7 @@ class RulesAgent(GreedyAgent):
 
 
     # ------------------------------------------------------------------ look-ahead
-    def wait_weight(self, v: BotView) -> np.ndarray:
+    def wait_weight(self, v: Seen) -> np.ndarray:
         """(N, 27) worth of one live copy of each kind as a wait: 1, plus ``void_bonus``
         for each live opponent whose revealed void suit it is (that seat throws it)."""
         opp = (~v.hu[:, 1:]) & (v.void[:, 1:] >= 0)
@@ -274,7 +274,7 @@ class RulesAgent(GreedyAgent):
             out[r] += np.minimum((eff * live[r]).sum(1), 998.0)
         return out
 
-    def pung_gain(self, v: BotView, p: np.ndarray) -> np.ndarray:
+    def pung_gain(self, v: Seen, p: np.ndarray) -> np.ndarray:
         """(len(p),) worth after punging the claimed tile and the best discard, minus the
         worth of the hand as it stands (rows ``p`` of a claim view)."""
         t = v.claim_tile[p].astype(np.intp)
@@ -295,7 +295,7 @@ class RulesAgent(GreedyAgent):
             np.maximum.at(after, i, w)
         return after - now
 
-    def shape_scores(self, v: BotView, cand: np.ndarray, sh: np.ndarray) -> np.ndarray:
+    def shape_scores(self, v: Seen, cand: np.ndarray, sh: np.ndarray) -> np.ndarray:
         """(N, 27) look-ahead worth of the candidate discards ``cand`` that leave the hand
         ready (``ready_scores``) or 1-shanten (``two_step_scores``); NaN elsewhere."""
         out = np.full(sh.shape, np.nan, np.float32)
@@ -308,7 +308,7 @@ class RulesAgent(GreedyAgent):
         return out
 
     # ------------------------------------------------------------------ decisions
-    def discard_scores(self, v: BotView, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def discard_scores(self, v: Seen, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         score, sh = super().discard_scores(v, disc)
         legal = np.isfinite(score)
         if self.lookahead:
@@ -337,7 +337,7 @@ class RulesAgent(GreedyAgent):
             score = np.where(legal, score - w[:, None] * dng, -np.inf)
         return score, sh
 
-    def wait_value_bonus(self, v: BotView, disc: np.ndarray, sh: np.ndarray) -> np.ndarray:
+    def wait_value_bonus(self, v: Seen, disc: np.ndarray, sh: np.ndarray) -> np.ndarray:
         """(N, 27) for discards that leave the hand ready: sum over its waits of live
         copies x (hand value - 1), so that among ready shapes the richer waits win."""
         out = np.zeros(sh.shape, np.float32)
@@ -358,14 +358,14 @@ class RulesAgent(GreedyAgent):
         np.add.at(out, (r[i], k[i]), gain)
         return out
 
-    def choose_void_discard(self, v: BotView, allowed: np.ndarray) -> np.ndarray:
+    def choose_void_discard(self, v: Seen, allowed: np.ndarray) -> np.ndarray:
         if not self.defence:
             return super().choose_void_discard(v, allowed)
         dng = self.tile_danger(v, self.threat(v))
         pref = v.hand.astype(np.float32) * 0.01 - dng
         return np.where(allowed, pref, -np.inf).argmax(1)
 
-    def _claim(self, v: BotView, masks: np.ndarray) -> np.ndarray:
+    def _claim(self, v: Seen, masks: np.ndarray) -> np.ndarray:
         out = super()._claim(v, masks)
         if self.lookahead and self.pung_look:
             p = np.flatnonzero(out == PUNG)
@@ -393,7 +393,7 @@ class RulesAgent(GreedyAgent):
                 out[h[self._pass_cheap_hu(v.take(h))]] = PASS
         return out
 
-    def _pass_cheap_hu(self, v: BotView) -> np.ndarray:
+    def _pass_cheap_hu(self, v: Seen) -> np.ndarray:
         """(M,) bool: pass this 1-point Hu on a discard for a bigger wait."""
         t = v.claim_tile.astype(np.intp)
         h14 = v.hand + EYE[t]

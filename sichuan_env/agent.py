@@ -69,11 +69,12 @@ from sichuan_env.actions import N_ACTIONS, action_to_str
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import encode
 from sichuan_env.rules import Rules, get_rules
+from sichuan_env.view import SeatView, seat_view
 
 __all__ = [
     "Agent", "BaseAgent", "RandomAgent", "validate_agent", "NO_OBSERVATION", "needs_observation",
-    "make_agent", "known_agents", "AgentSpecError", "parse_spec", "ENTRY_POINT_GROUP",
-    "BUILTIN_AGENTS",
+    "agent_needs", "agent_input", "input_row", "NEEDS", "make_agent", "known_agents",
+    "AgentSpecError", "parse_spec", "ENTRY_POINT_GROUP", "BUILTIN_AGENTS",
 ]
 
 ENTRY_POINT_GROUP = "sichuan_env.agents"
@@ -106,9 +107,47 @@ def NO_OBSERVATION(n: int) -> np.ndarray:  # noqa: N802 - reads as a constant
     return np.zeros((n, 0), np.float32)
 
 
+#: What an agent may declare in ``needs``: the input its ``act_batch`` receives.
+NEEDS = ("nothing", "view", "planes")
+
+
+def agent_needs(agent: object) -> str:
+    """What ``agent`` reads: its ``needs`` ("nothing", "view" or "planes"); without one,
+    "planes", or "nothing" when its ``needs_observation`` is False."""
+    needs = getattr(agent, "needs", None)
+    if needs is None:
+        return "planes" if getattr(agent, "needs_observation", True) else "nothing"
+    if needs not in NEEDS:
+        raise ValueError(f"{agent!r}: needs must be one of {', '.join(NEEDS)}, got {needs!r}")
+    return needs
+
+
 def needs_observation(agent: object) -> bool:
-    """Whether the environments must encode observations for ``agent``."""
-    return bool(getattr(agent, "needs_observation", True))
+    """Whether the environments must compute an input (planes or a seat view) for
+    ``agent``."""
+    return agent_needs(agent) != "nothing"
+
+
+def agent_input(agent: object, state: Any, seats: np.ndarray | int,
+                rows: np.ndarray | None = None) -> Any:
+    """What ``agent`` receives for seat ``seats[i]`` at table ``rows[i]``:
+    ``NO_OBSERVATION(n)``, a :class:`~sichuan_env.view.SeatView` or the
+    :func:`~sichuan_env.observation.encode` planes, by :func:`agent_needs`."""
+    needs = agent_needs(agent)
+    if needs == "view":
+        return seat_view(state, seats, rows)
+    if needs == "planes":
+        return encode(state, seats, rows)
+    n = state.batch_size if rows is None else np.asarray(rows).reshape(-1).size
+    return NO_OBSERVATION(n)
+
+
+def input_row(inputs: Any, i: int) -> Any:
+    """Row ``i`` of a batch of agent inputs (planes, placeholder or SeatView), without the
+    batch axis: what ``act`` receives."""
+    if isinstance(inputs, SeatView):
+        return SeatView(*(field[i] for field in inputs))
+    return inputs[i]
 
 
 class BaseAgent:
@@ -192,14 +231,13 @@ def validate_agent(
                         "-> (N,) actions")
     rules = get_rules(rules)
     st = engine.reset(np.arange(seed, seed + n_deals), rules)
-    use_obs = needs_observation(agent)
     for step in range(max_steps):
         live = np.flatnonzero(~st.done)
         if not live.size:
             return
         mask = st.legal_action_mask
         seats = st.current[live].astype(np.intp)
-        obs = encode(st, seats, live) if use_obs else NO_OBSERVATION(live.size)
+        obs = agent_input(agent, st, seats, live)
         acts = np.asarray(agent.act_batch(obs, mask[live]))
         if acts.shape != (live.size,):
             raise ValueError(f"act_batch returned shape {acts.shape}, expected ({live.size},)")
@@ -208,7 +246,7 @@ def validate_agent(
         acts = acts.astype(np.int64)
         if step == 0:  # the single-decision form, on the first decision of every deal
             for i in range(live.size):
-                one = agent.act(obs[i], mask[live[i]])
+                one = agent.act(input_row(obs, i), mask[live[i]])
                 if not isinstance(one, int | np.integer):
                     raise ValueError(f"act returned {one!r} ({type(one).__name__}), expected "
                                      "an int")
