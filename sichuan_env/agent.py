@@ -13,9 +13,13 @@ method                                          shapes
 
 Every returned action must be legal (``mask[action]`` true); :func:`validate_agent`
 checks an agent over whole deals. Actions follow :mod:`sichuan_env.actions`.
-``needs_observation`` (default True): an agent that only looks at the masks (such as
-:class:`RandomAgent`) sets it False, and the environments then pass a placeholder
-``(N, 0)`` float32 array instead of encoding observations. Derive bots from
+**What an agent reads** (``needs``, see :func:`agent_needs` and :func:`agent_input`):
+``"planes"`` (the default) gets the observation planes above; ``"view"`` gets a
+:class:`~sichuan_env.view.SeatView` of N rows instead (``act``: one row without the batch
+axis, :func:`input_row`), as the rule bots do; ``"nothing"`` gets a placeholder ``(N, 0)``
+float32 array (an agent that only looks at the masks, such as :class:`RandomAgent`).
+An agent without ``needs`` but with ``needs_observation = False`` counts as "nothing".
+Derive bots from
 :class:`BaseAgent` and implement ``act_batch`` (the batched form the vectorised
 environments and the arena call) or just ``act`` (one decision; ``act_batch`` then loops
 over the rows). ``reset()`` is an optional hook called at the start of a deal.
