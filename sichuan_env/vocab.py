@@ -22,6 +22,9 @@ N_KINDS = N_SUITS * N_RANKS  # 27
 COPIES = 4  # copies of each kind
 N_TILES = N_KINDS * COPIES  # 108
 SUITS = "mps"  # suit letters, by suit index
+HAND_SIZE = 13  # tiles dealt to each seat; the dealer gets a 14th
+WALL_SIZE = N_TILES - 4 * HAND_SIZE - 1  # 55: the wall left after the deal
+SEAT_WINDS = ("E", "S", "W", "N")  # by seat relative to the dealer
 
 #: (27,) int8: the suit 0..2 of each kind
 SUIT_OF = np.repeat(np.arange(N_SUITS), N_RANKS).astype(np.int8)
