@@ -100,3 +100,13 @@ def test_agent_input_follows_needs():
 
     with pytest.raises(ValueError, match="needs must be one of nothing, view, planes"):
         agent_input(Odd(), st, seats, rows)
+
+
+@pytest.mark.parametrize("option", ["value=true", "danger_weight=0.5", "fold_wall=20",
+                                    "pung_strict=true", "defence=false", "fan_cap=4"])
+def test_removed_rules_options_are_refused(option):
+    from sichuan_env.agent import AgentSpecError, make_agent
+
+    with pytest.raises(AgentSpecError, match="unexpected keyword argument"):
+        make_agent(f"rules?{option}")
+    assert isinstance(make_agent("rules?pung_margin=10&fish_live=4"), RulesAgent)
