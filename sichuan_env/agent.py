@@ -165,17 +165,21 @@ class BaseAgent:
         if type(self).act_batch is BaseAgent.act_batch:
             raise NotImplementedError(f"{type(self).__name__} implements neither act nor "
                                       "act_batch")
-        obs = np.asarray(observation)
-        return int(self.act_batch(obs[None], np.asarray(mask)[None])[0])
+        if isinstance(observation, SeatView):  # one row of a seat view: add the batch axis
+            obs = SeatView(*(np.asarray(f)[None] for f in observation))
+        else:
+            obs = np.asarray(observation)[None]
+        return int(self.act_batch(obs, np.asarray(mask)[None])[0])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """(N,) int64 actions for observations ``(N, C, 27)`` and masks ``(N, 88)``."""
         if type(self).act is BaseAgent.act:
             raise NotImplementedError(f"{type(self).__name__} implements neither act nor "
                                       "act_batch")
-        obs = np.asarray(observations)
+        obs = observations if isinstance(observations, SeatView) else np.asarray(observations)
         m = np.asarray(masks)
-        return np.array([int(self.act(obs[i], m[i])) for i in range(m.shape[0])], np.int64)
+        return np.array([int(self.act(input_row(obs, i), m[i])) for i in range(m.shape[0])],
+                        np.int64)
 
     def reset(self) -> None:
         """Called by environments at the start of a new deal (optional hook)."""

@@ -110,3 +110,33 @@ def test_removed_rules_options_are_refused(option):
     with pytest.raises(AgentSpecError, match="unexpected keyword argument"):
         make_agent(f"rules?{option}")
     assert isinstance(make_agent("rules?pung_margin=10&fish_live=4"), RulesAgent)
+
+
+def test_base_agent_defaults_pass_seat_view_rows():
+    from sichuan_env.agent import BaseAgent, validate_agent
+    from sichuan_env.view import SeatView
+
+    seen = []
+
+    class OneAtATime(BaseAgent):  # implements act only, on one row of the view
+        needs = "view"
+
+        def act(self, view, mask):
+            assert isinstance(view, SeatView) and view.hand.shape == (27,)
+            seen.append(int(view.seat))
+            return int(np.flatnonzero(mask)[0])
+
+    class Batched(BaseAgent):  # implements act_batch only
+        needs = "view"
+
+        def act_batch(self, views, masks):
+            assert isinstance(views, SeatView) and views.hand.shape == (masks.shape[0], 27)
+            return masks.argmax(1)
+
+    validate_agent(OneAtATime(), n_deals=2, seed=5)
+    validate_agent(Batched(), n_deals=2, seed=5)
+    assert set(seen) == {0, 1, 2, 3}
+    st = engine.reset([4], "mil")
+    view = seat_view(st, st.current.astype(np.intp))
+    assert Batched().act(input_row(view, 0), st.legal_action_mask[0]) == int(
+        st.legal_action_mask[0].argmax())
