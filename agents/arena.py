@@ -66,9 +66,8 @@ import numpy as np
 
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS, action_to_str
-from sichuan_env.agent import NO_OBSERVATION, make_agent, needs_observation
+from sichuan_env.agent import agent_input, make_agent
 from sichuan_env.engine import IllegalActionError
-from sichuan_env.observation import encode
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.state import END_WALL, State
 
@@ -425,8 +424,7 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
             rows = live[who == i]
             if not rows.size:
                 continue
-            obs = encode(st, cur[rows], rows) if needs_observation(ag) else \
-                NO_OBSERVATION(rows.size)
+            obs = agent_input(ag, st, cur[rows], rows)
             a = np.asarray(ag.act_batch(obs, mask[rows]), np.int64).reshape(-1)
             if a.shape != (rows.size,):
                 raise ValueError(f"{names[i]}: act_batch returned shape {a.shape}, "

@@ -17,16 +17,18 @@ the three suits or fixed phases, never over tables):
 * **Claims**: Hu whenever legal (also robbing a kong). A melded kong, else a pung, when
   the shanten after the claim is not higher than before; otherwise pass.
 
-The bot decides from a :class:`BotView`: plain arrays of what the deciding seat may know,
-seats rotated so that the decider is seat 0. :func:`view_from_state` builds it from the
-engine state (the arena's fast path) and :func:`view_from_observation` from the encoded
-observation planes of :mod:`sichuan_env.observation` (the ``act_batch`` path); both give
-the same view.
+The bots read the seat view (``needs = "view"``): ``act_batch(views, masks)`` takes a
+:class:`~sichuan_env.view.SeatView` of N rows (:func:`sichuan_env.view.seat_view`, the
+same rows as the masks) and ``act(view, mask)`` one row of it (without the batch axis,
+``sichuan_env.agent.input_row``). :class:`Seen` derives from the view the arrays the
+decisions use (meld kinds, discard counts, unseen copies). Observation planes are not
+accepted: ``act_batch(planes, masks)`` raises a ``TypeError`` that says what to pass
+(``sichuan_env.agent.agent_input(bot, state, seats, rows)`` builds the input any agent
+declares).
 """
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -34,12 +36,11 @@ import numpy as np
 from agents.base import BaseAgent
 from sichuan_env import hands as hx
 from sichuan_env.actions import DISCARD, HU, KONG, MELDED_KONG, PASS, PUNG, VOID_SUIT, VOID_TILE
-from sichuan_env.state import CLAIM, ROB, TURN, VOID, State
+from sichuan_env.state import CLAIM, ROB, TURN, VOID
+from sichuan_env.view import SeatView
+from sichuan_env.vocab import MELD_KIND_OF_CODE, N_KINDS, RANK_OF, SUIT_OF
+from sichuan_env.vocab import MELD_KIND_TILES as MELD_COPIES
 
-N_KINDS = 27
-SUIT_OF = np.repeat(np.arange(3), 9).astype(np.int8)
-RANK_OF = np.tile(np.arange(9), 3).astype(np.int8)
-MELD_COPIES = np.array([0, 3, 4], dtype=np.int8)  # hands' meld kind -> tiles it holds
 EYE = np.eye(N_KINDS, dtype=np.int8)
 NO_SHANTEN = 99
 
@@ -49,207 +50,86 @@ NEAR2 = (SUIT_OF[:, None] == SUIT_OF[None, :]) & (_DIST <= 2)
 NEAR1 = (SUIT_OF[:, None] == SUIT_OF[None, :]) & (_DIST <= 1)
 
 
-# ----------------------------------------------------------------------------- the view
+# ----------------------------------------------------------------------------- the input
 
 
-class BotView:
-    """What one deciding seat knows, for N rows; relative seats (0 = the decider).
+class Seen:
+    """The arrays the bots decide from, derived from a :class:`SeatView` of N rows
+    (relative seats: column 0 is the decider). Nothing here looks past the view.
 
-    Fields (computed on first use from the engine state, or set directly by
-    :func:`view_from_observation`):
-
-    ``phase`` (N,) VOID/TURN/CLAIM/ROB; ``hand`` (N, 27) own standing tiles;
-    ``set_aside`` (N,) own set-aside kind or -1; ``meld`` (N, 4, 27) meld kind per seat
-    (0 none, 1 pung, 2 kong); ``void`` (N, 4) own void suit (column 0, -1 before the
-    choice) and the others' *revealed* void suits (-1 unknown); ``hu`` (N, 4) bool;
-    ``discards`` (N, 4, 27) each seat's discards per kind (claimed ones included);
-    ``n_discards`` (N, 4); ``last_discard`` (N, 4) kind of each seat's latest discard or
-    -1; ``live_discards`` (N, 27) discards still on the table; ``won_tiles`` (N, 27);
-    ``claim_tile`` (N,) tile under claim or -1; ``wall_left`` (N,).
+    ``phase`` (N,); ``hand`` (N, 27); ``set_aside`` (N,) kind or -1; ``meld`` (N, 4, 27)
+    meld kind per seat (0 none, 1 pung, 2 kong); ``void`` (N, 4) own void suit and the
+    others' revealed ones (-1 unknown); ``hu`` (N, 4); ``discards`` (N, 4, 27) each
+    seat's discards per kind (claimed ones included); ``n_discards`` (N, 4);
+    ``last_discard`` (N, 4) kind of each seat's latest discard or -1; ``live_discards``
+    and ``won_tiles`` (N, 27), the won tiles counted from the shown winning tiles;
+    ``claim_tile`` (N,) or -1; ``wall_left`` (N,); derived: ``own_meld`` (N, 27),
+    ``own_void`` (N,), ``visible`` (N, 27) copies the decider can see (capped at 4) and
+    ``live`` = 4 - visible.
     """
 
-    def __init__(self, state: State | None = None, rows: np.ndarray | None = None,
-                 seats: np.ndarray | None = None) -> None:
-        self._st = state
-        if state is not None:
-            self._rows = np.arange(state.batch_size) if rows is None else np.asarray(rows)
-            self._seats = (state.current[self._rows].astype(np.intp) if seats is None
-                           else np.asarray(seats, dtype=np.intp))
-            # absolute seat of relative seat j: (me + j) % 4
-            self._abs = (self._seats[:, None] + np.arange(4)) % 4
+    FIELDS = ("phase", "hand", "set_aside", "meld", "void", "hu", "discards", "n_discards",
+              "last_discard", "live_discards", "won_tiles", "claim_tile", "wall_left",
+              "own_meld", "own_void", "visible", "live")
+
+    def __init__(self, view: SeatView) -> None:
+        n = view.hand.shape[0]
+        self.phase = np.asarray(view.phase, np.int8)
+        self.hand = np.asarray(view.hand, np.int8)
+        self.set_aside = np.asarray(view.set_aside, np.int8)
+        self.meld = MELD_KIND_OF_CODE[view.meld]
+        self.void = np.asarray(view.void, np.int8)
+        self.hu = np.asarray(view.hu, bool)
+        river = np.asarray(view.river).astype(np.intp)  # (N, 4, 60), -1 padding
+        ok = river >= 0
+        base = (np.arange(n)[:, None, None] * 4 + np.arange(4)[None, :, None]) * N_KINDS
+        self.discards = np.bincount((base + river)[ok], minlength=n * 4 * N_KINDS).reshape(
+            n, 4, N_KINDS).astype(np.int8)
+        self.n_discards = ok.sum(2, dtype=np.int16)
+        ln = np.asarray(view.river_len).astype(np.intp)
+        last = np.take_along_axis(river, np.maximum(ln - 1, 0)[:, :, None], axis=2)[:, :, 0]
+        self.last_discard = np.where(ln > 0, last, -1).astype(np.int8)
+        self.live_discards = np.asarray(view.live_discards, np.int8)
+        hu_tile = np.asarray(view.hu_tile).astype(np.intp)  # (N, 4) shown winning tiles
+        won = np.zeros((n, N_KINDS), np.int16)
+        r, s = np.nonzero(hu_tile >= 0)
+        np.add.at(won, (r, hu_tile[r, s]), 1)
+        self.won_tiles = won.astype(np.int8)
+        self.claim_tile = np.asarray(view.claim_tile, np.int8)
+        self.wall_left = np.asarray(view.wall_left, np.int16)
+        self.own_meld = self.meld[:, 0]
+        self.own_void = self.void[:, 0]
+        vis = self.hand.astype(np.int16) + MELD_COPIES[self.meld].sum(1)
+        vis += self.live_discards + self.won_tiles
+        r = np.flatnonzero(self.set_aside >= 0)
+        vis[r, self.set_aside[r]] += 1
+        self.visible = np.minimum(vis, 4).astype(np.int8)
+        self.live = (4 - self.visible).astype(np.int8)
 
     def __len__(self) -> int:
         return int(self.hand.shape[0])
 
-    def _g(self, field: np.ndarray) -> np.ndarray:
-        """A per-seat field (B, 4, ...) -> (N, 4, ...) in relative seat order."""
-        return field[self._rows[:, None], self._abs]
-
-    @cached_property
-    def phase(self) -> np.ndarray:
-        return self._st.phase[self._rows]
-
-    @cached_property
-    def hand(self) -> np.ndarray:
-        return self._st.hand[self._rows, self._seats]
-
-    @cached_property
-    def set_aside(self) -> np.ndarray:
-        return self._st.set_aside[self._rows, self._seats]
-
-    @cached_property
-    def meld(self) -> np.ndarray:
-        return np.minimum(self._g(self._st.meld), 2).astype(np.int8)
-
-    @cached_property
-    def void(self) -> np.ndarray:
-        v = self._g(self._st.void).copy()
-        rev = self._g(self._st.void_revealed)
-        v[:, 1:][~rev[:, 1:]] = -1
-        return v
-
-    @cached_property
-    def hu(self) -> np.ndarray:
-        return self._g(self._st.hu)
-
-    @cached_property
-    def discards(self) -> np.ndarray:
-        riv = self._g(self._st.river).astype(np.intp)  # (N, 4, 60)
-        n = riv.shape[0]
-        ok = riv >= 0
-        base = (np.arange(n)[:, None, None] * 4 + np.arange(4)[None, :, None]) * N_KINDS
-        idx = (base + riv)[ok]
-        return np.bincount(idx, minlength=n * 4 * N_KINDS).reshape(n, 4, N_KINDS).astype(
-            np.int8)
-
-    @cached_property
-    def n_discards(self) -> np.ndarray:
-        return self._g(self._st.river_len).astype(np.int16)
-
-    @cached_property
-    def last_discard(self) -> np.ndarray:
-        riv = self._g(self._st.river)
-        ln = self.n_discards.astype(np.intp)
-        last = np.take_along_axis(riv, np.maximum(ln - 1, 0)[:, :, None], axis=2)[:, :, 0]
-        return np.where(ln > 0, last, -1).astype(np.int8)
-
-    @cached_property
-    def live_discards(self) -> np.ndarray:
-        return self._st.live_discards[self._rows]
-
-    @cached_property
-    def won_tiles(self) -> np.ndarray:
-        return self._st.won_tiles[self._rows]
-
-    @cached_property
-    def claim_tile(self) -> np.ndarray:
-        return self._st.claim_tile[self._rows]
-
-    @cached_property
-    def wall_left(self) -> np.ndarray:
-        st = self._st
-        return (st.wall_back[self._rows] - st.wall_front[self._rows]).astype(np.int16)
-
-    # ---- derived
-    @cached_property
-    def own_meld(self) -> np.ndarray:
-        return self.meld[:, 0]
-
-    @cached_property
-    def own_void(self) -> np.ndarray:
-        return self.void[:, 0].astype(np.int8)
-
-    @cached_property
-    def visible(self) -> np.ndarray:
-        """(N, 27) copies of each kind the decider can see (own hand and set-aside tile,
-        every meld, the discards on the table, the won tiles)."""
-        vis = self.hand.astype(np.int16) + MELD_COPIES[self.meld].sum(1)
-        vis += self.live_discards + self.won_tiles
-        sa = self.set_aside
-        has = sa >= 0
-        if has.any():
-            r = np.flatnonzero(has)
-            vis[r, sa[r]] += 1
-        return np.minimum(vis, 4).astype(np.int8)
-
-    @cached_property
-    def live(self) -> np.ndarray:
-        """(N, 27) copies not seen by the decider."""
-        return (4 - self.visible).astype(np.int8)
-
-    def take(self, rows: np.ndarray) -> BotView:
-        """A view of some rows (fields already computed are sliced, others stay lazy)."""
-        rows = np.asarray(rows)
-        out = BotView.__new__(BotView)
-        out._st = self._st
-        if self._st is not None:
-            out._rows = self._rows[rows]
-            out._seats = self._seats[rows]
-            out._abs = self._abs[rows]
-        for name, val in self.__dict__.items():
-            if not name.startswith("_") and isinstance(val, np.ndarray):
-                out.__dict__[name] = val[rows]
-        return out
-
-    @classmethod
-    def from_arrays(cls, **fields: np.ndarray) -> BotView:
-        """A view from explicit arrays (missing derived fields are computed from them)."""
-        out = cls.__new__(cls)
-        out._st = None
-        for name, val in fields.items():
-            out.__dict__[name] = np.asarray(val)
+    def take(self, rows: np.ndarray) -> Seen:
+        """The rows ``rows`` of every array."""
+        out = Seen.__new__(Seen)
+        for name in self.FIELDS:
+            setattr(out, name, getattr(self, name)[rows])
         return out
 
 
-def view_from_state(state: State, rows: np.ndarray | None = None) -> BotView:
-    """The view of the seat to decide (``state.current``) on tables ``rows``."""
-    return BotView(state, rows)
-
-
-def view_from_observation(observations: np.ndarray) -> BotView:
-    """Decode observation planes (N, C, 27) of :func:`sichuan_env.observation.encode`."""
-    from sichuan_env import observation as ob
-
-    obs = np.asarray(observations, np.float32)
-    n = obs.shape[0]
-    P = ob.PLANES
-
-    def plane(name: str, k: int | None = None) -> np.ndarray:
-        c, m = P[name]
-        return obs[:, c : c + m] if k is None else obs[:, c + k]
-
-    def one_hot(x: np.ndarray) -> np.ndarray:
-        return np.where(x.any(-1), x.argmax(-1), -1).astype(np.int8)
-
-    def scalar(name: str, k: int = 0) -> np.ndarray:
-        return plane(name, k)[:, 0] if P[name][1] > 1 else plane(name)[:, 0, 0]
-
-    def suit_of_plane(x: np.ndarray) -> np.ndarray:  # (..., 27) suit rows -> suit or -1
-        cols = x[..., [0, 9, 18]]
-        return np.where(cols.any(-1), cols.argmax(-1), -1).astype(np.int8)
-
-    v = BotView.__new__(BotView)
-    v._st = None
-    d = v.__dict__
-    d["phase"] = plane("phase")[:, :, 0].argmax(1).astype(np.int8)
-    d["hand"] = np.rint(plane("hand").sum(1)).astype(np.int8)
-    d["set_aside"] = one_hot(plane("set_aside", 0))
-    d["meld"] = (plane("pung") + 2 * (plane("concealed_kong") + plane("exposed_kong"))).astype(
-        np.int8)
-    void = suit_of_plane(plane("void_revealed"))
-    void[:, 0] = suit_of_plane(plane("my_void", 0))
-    d["void"] = void
-    d["hu"] = plane("hu")[:, :, 0] > 0.5
-    d["discards"] = np.rint(plane("discards") * 4).astype(np.int8)
-    d["n_discards"] = d["discards"].sum(2, dtype=np.int16)
-    c, _ = P["recent_discard"]
-    d["last_discard"] = one_hot(obs[:, c : c + 16 : 4])
-    d["live_discards"] = np.rint(plane("live_discards", 0) * 4).astype(np.int8)
-    d["won_tiles"] = np.rint(plane("hu_tile").sum(1)).astype(np.int8)
-    d["claim_tile"] = one_hot(plane("claim_tile", 0))
-    d["wall_left"] = np.rint(scalar("wall_left") * ob.WALL_SIZE).astype(np.int16)
-    del n
-    return v
+def _check_view(agent: Any, views: Any, masks: np.ndarray) -> SeatView:
+    if not isinstance(views, SeatView):
+        got = (f"an array of shape {np.shape(views)}" if isinstance(views, np.ndarray)
+               else type(views).__name__)
+        raise TypeError(
+            f"{agent!r} reads the seat view (needs = 'view'), got {got}: pass "
+            "sichuan_env.view.seat_view(state, seats, rows) (the same rows as the masks), or "
+            "build any agent's input with sichuan_env.agent.agent_input(agent, state, seats, "
+            "rows); observation planes are not accepted")
+    if views.hand.ndim != 2 or views.hand.shape[0] != masks.shape[0]:
+        raise ValueError(f"{agent!r}: the seat view has {views.hand.shape[:-1]} rows and "
+                         f"the masks {masks.shape[:-1]}; pass one view row per mask row")
+    return views
 
 
 # ----------------------------------------------------------------------------- hand math
@@ -365,28 +245,29 @@ def choose_void(hand: np.ndarray, masks: np.ndarray, suit_bias: np.ndarray | Non
 
 
 class GreedyAgent(BaseAgent):
-    """Shanten / tile-efficiency bot. ``act_batch(observations, masks)`` decodes the
-    observation planes; ``act_view(view, masks)`` and ``act_state(state, rows, masks)``
-    decide straight from arrays (the arena's fast path)."""
+    """Shanten / tile-efficiency bot. ``act_batch(views, masks)`` takes a
+    :class:`~sichuan_env.view.SeatView` of N rows and (N, 88) masks."""
 
     name = "greedy"
+    needs = "view"
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
 
     # ---- the shared interface
-    def act(self, observation: np.ndarray, mask: np.ndarray) -> int:
-        return int(self.act_batch(np.asarray(observation)[None], np.asarray(mask)[None])[0])
+    def act(self, view: SeatView, mask: np.ndarray) -> int:
+        """One action for one row of a seat view (no batch axis) and its (88,) mask."""
+        if isinstance(view, SeatView):
+            view = SeatView(*(np.asarray(f)[None] for f in view))
+        return int(self.act_batch(view, np.asarray(mask)[None])[0])
 
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return self.act_view(view_from_observation(observations), np.asarray(masks, bool))
-
-    def act_state(self, state: State, rows: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return self.act_view(view_from_state(state, rows), masks)
+    def act_batch(self, views: SeatView, masks: np.ndarray) -> np.ndarray:
+        masks = np.asarray(masks, bool)
+        return self.decide(Seen(_check_view(self, views, masks)), masks)
 
     # ---- decisions
-    def act_view(self, view: BotView, masks: np.ndarray) -> np.ndarray:
-        masks = np.asarray(masks, bool)
+    def decide(self, view: Seen, masks: np.ndarray) -> np.ndarray:
+        """(N,) legal actions for the rows of ``view`` and their (N, 88) bool masks."""
         n = masks.shape[0]
         out = np.full(n, -1, np.int64)
         phase = view.phase
@@ -400,10 +281,10 @@ class GreedyAgent(BaseAgent):
             out[bad] = masks[bad].argmax(1)
         return out
 
-    def _void(self, v: BotView, masks: np.ndarray) -> np.ndarray:
+    def _void(self, v: Seen, masks: np.ndarray) -> np.ndarray:
         return choose_void(v.hand, masks)
 
-    def _claim(self, v: BotView, masks: np.ndarray) -> np.ndarray:
+    def _claim(self, v: Seen, masks: np.ndarray) -> np.ndarray:
         n = masks.shape[0]
         out = np.full(n, PASS, np.int64)
         out[masks[:, HU]] = HU
@@ -423,14 +304,14 @@ class GreedyAgent(BaseAgent):
         return out
 
     @staticmethod
-    def _claim_shanten(v: BotView, r: np.ndarray, used: int, kind: int) -> np.ndarray:
+    def _claim_shanten(v: Seen, r: np.ndarray, used: int, kind: int) -> np.ndarray:
         t = v.claim_tile[r].astype(np.intp)
         h = v.hand[r] - used * EYE[t]
         m = v.own_meld[r].copy()
         m[np.arange(r.size), t] = kind
         return shanten(h, m, v.own_void[r])
 
-    def _turn(self, v: BotView, masks: np.ndarray) -> np.ndarray:
+    def _turn(self, v: Seen, masks: np.ndarray) -> np.ndarray:
         n = masks.shape[0]
         out = np.full(n, -1, np.int64)
         out[masks[:, HU]] = HU
@@ -441,7 +322,7 @@ class GreedyAgent(BaseAgent):
         out[todo] = self._turn_no_hu(sub, masks[todo])
         return out
 
-    def _turn_no_hu(self, v: BotView, masks: np.ndarray) -> np.ndarray:
+    def _turn_no_hu(self, v: Seen, masks: np.ndarray) -> np.ndarray:
         n = masks.shape[0]
         disc = masks[:, DISCARD:VOID_TILE]
         out = np.full(n, -1, np.int64)
@@ -462,13 +343,13 @@ class GreedyAgent(BaseAgent):
             out[rest] = self.choose_discard_or_kong(sub, masks[rest])
         return out
 
-    def choose_void_discard(self, v: BotView, allowed: np.ndarray) -> np.ndarray:
+    def choose_void_discard(self, v: Seen, allowed: np.ndarray) -> np.ndarray:
         """Which void-suit tile to discard: the one with most copies held (keeps pairs
         of a suit that is thrown anyway from being claimed twice... any order works)."""
         return np.where(allowed, v.hand.astype(np.float32) + isolation(v.hand) * 0.01,
                         -np.inf).argmax(1)
 
-    def discard_scores(self, v: BotView, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def discard_scores(self, v: Seen, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(N, 27) score of each legal discard (higher is better) and (N, 27) shanten
         after it. Greedy: lowest shanten, then live effective tiles, then isolation."""
         h, m, vd = v.hand, v.own_meld, v.own_void
@@ -486,7 +367,7 @@ class GreedyAgent(BaseAgent):
             score[rows, k] += (eff * v.live[rows]).sum(1)
         return score, sh
 
-    def choose_discard_or_kong(self, v: BotView, masks: np.ndarray) -> np.ndarray:
+    def choose_discard_or_kong(self, v: Seen, masks: np.ndarray) -> np.ndarray:
         n = masks.shape[0]
         disc = masks[:, DISCARD:VOID_TILE]
         score, sh = self.discard_scores(v, disc)
@@ -507,7 +388,7 @@ class GreedyAgent(BaseAgent):
         return out
 
     @staticmethod
-    def kong_shanten(v: BotView, r: np.ndarray, k: np.ndarray) -> np.ndarray:
+    def kong_shanten(v: Seen, r: np.ndarray, k: np.ndarray) -> np.ndarray:
         """Shanten after an own-turn kong of kind k on rows r (before the replacement)."""
         h = v.hand[r].copy()
         held = h[np.arange(r.size), k]

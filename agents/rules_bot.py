@@ -2,8 +2,9 @@
 
 Starts from :class:`agents.greedy.GreedyAgent` (void suit by hand shape, void tiles
 first, lowest shanten then most live effective tiles, Hu when offered, kongs when the
-shanten does not rise) and changes what measured better against it (docs/ladder.md).
-Everything is batched over rows (numpy; the only loops are over a few fixed cases).
+shanten does not rise) and changes what measured better against it. Everything is
+batched over rows (numpy; the only loops are over a few fixed cases). Like greedy it reads
+the seat view (``needs = "view"``).
 
 **Look-ahead discards** (``lookahead``). Among the discards that leave the lowest
 shanten, when that shanten is 0 or 1 and there is a choice, each candidate's 13-tile hand
@@ -11,13 +12,13 @@ gets a *worth* instead of greedy's count of live effective tiles:
 
 * ready (shanten 0): the sum over its waits of live copies x *wait weight* x
   ``1 + wait_value (value - 1)`` (the hand value on that wait, ``hands.batch_fans`` /
-  ``batch_value``, no situational fans). The wait weight is 1 plus ``void_bonus`` per
-  live opponent whose revealed void suit holds the tile: that seat throws every copy it
-  draws, so the wait is likelier to come.
+  ``batch_value`` with :data:`FAN_CAP`, no situational fans). The wait weight is 1 plus
+  ``void_bonus`` per live opponent whose revealed void suit holds the tile: that seat
+  throws every copy it draws, so the wait is likelier to come.
 * 1-shanten: two-step. For each effective draw t (live copies only), the best ready
   hand reachable by drawing t and discarding one tile (its wait sum as above, without
   the value factor, with one copy of t less live); the worth is the sum over t of
-  live copies x (``step_base`` + that best wait sum).
+  live copies x (:data:`STEP_BASE` + that best wait sum).
 * shanten 2 and more: greedy's live effective tiles. Ties: the most isolated tile.
 
 **Pungs** (``pung_look``). A pung that greedy would make (shanten not higher) is made
@@ -29,33 +30,23 @@ void tiles decide as greedy. Kongs (melded, concealed, promoted) stay greedy's: 
 income and fan are worth a flat shape.
 
 **Passing a cheap Hu on a discard** (``pass_hu``; self-drawn Hu and every Hu with fewer
-than ``pass_wall`` wall tiles left are always taken). A discard Hu worth 1 point is
-passed when the hand also waits on a tile worth at least 4 points
+than :data:`PASS_HU_WALL` wall tiles left are always taken). A discard Hu worth 1 point
+is passed when the hand also waits on a tile worth at least 4 points
 (``batch_theoretical_max``) with >= 2 live copies, and a discard Hu worth at most
-``fish_value`` when the other waits have >= ``fish_live`` live copies: a self-draw pays
-value + 1 from every opponent still in the deal, and the passed-Hu rule only blocks
+:data:`FISH_VALUE` when the other waits have >= ``fish_live`` live copies: a self-draw
+pays value + 1 from every opponent still in the deal, and the passed-Hu rule only blocks
 discard Hu until the next own draw.
 
 **Defence.** Void-suit tiles (thrown first) go out safest first: each live opponent gets
 a *threat* in 0..1 (grows with its discards and melds, damped when its latest discard was
 of its own void suit) and each tile a *danger* (threat x tile risk: 0 in that opponent's
 void suit, lower for tiles it discarded itself, for terminals and for kinds with no
-unseen copy). Danger on ordinary discards (``danger_weight``) and folding
-(``fold_wall``) are off: measured, they cost more wins than they saved deal-ins
-(a deal-in costs ~1.5 points while winning leaves the deal and stops later payments);
-``danger_weight`` 0.5 or 2 on the look-ahead scale measured neutral.
+unseen copy). Ordinary discards ignore danger.
 
-**Off by default (measured worse):** ``value=True`` -- steering discards toward Full
-Flush / Seven Pairs / All Pungs by an *effective shanten* with bonuses that shrink as
-the wall runs out, keeping four identical tiles, and declining pungs when seven pairs is
-the best route -- raised the average winning value but lowered the Hu rate
-(-0.055 points/deal against the same bot without it). ``pung_strict`` (pung only when
-the shanten falls) is superseded by ``pung_look``.
-
-*Measured* (``python -m agents.arena --seats rules,greedy,greedy,greedy``, 20000 deals,
-duplicate, seed 2): look-ahead alone +0.061 points/deal over greedy, with ``pung_look``
-+0.160, ``pung_margin`` 4 +0.181, ``fish_live`` 3 +0.198 (pung margins 0/4/10/25/never:
-+0.160/+0.181/+0.164/+0.144/+0.092). Final figures on seed 1: docs/ladder.md.
+The options kept are those that measured better against greedy (each can be switched
+off to reproduce the comparison); what was tried and dropped (value steering, danger on
+ordinary discards, folding, strict pungs, other thresholds), with the figures, is the
+experiment log in ``docs/ladder.md``.
 
 **Flower pig.** Void tiles are always discarded first, so the bot only ends as a flower
 pig if the wall ends before it drew enough turns to discard them all.
@@ -65,61 +56,44 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.greedy import (
-    EYE,
-    MELD_COPIES,
-    NO_SHANTEN,
-    RANK_OF,
-    SUIT_OF,
-    BotView,
-    GreedyAgent,
-    effective_tiles,
-    isolation,
-    shanten,
-)
+from agents.greedy import EYE, GreedyAgent, Seen, effective_tiles, isolation, shanten
 from sichuan_env import hands as hx
 from sichuan_env.actions import HU, PASS, PUNG
+from sichuan_env.state import CLAIM
+from sichuan_env.vocab import RANK_OF, SUIT_OF
 
-FLUSH_MIN = 9  # tiles of the main suit (of 14, melds included) to steer toward a flush
-PASS_HU_WALL = 30  # wall tiles left to consider passing a 1-point Hu on a discard
-FAN_CAP_DEFAULT = 3
+PASS_HU_WALL = 30  # wall tiles left from which a cheap discard Hu may be passed
+FISH_VALUE = 1  # a discard Hu worth at most this is passed to fish for a self-draw
+FAN_CAP = 3  # fan cap of the hand values the look-ahead and Hu passing compare
+STEP_BASE = 2.0  # worth of an effective draw of a 1-shanten hand, besides its waits
 
 
 class RulesAgent(GreedyAgent):
-    """Greedy + look-ahead discards, judged pungs, Hu passing (see the module docstring)."""
+    """Greedy + look-ahead discards, judged pungs, Hu passing (see the module docstring).
+
+    Options (the defaults are the measured best): ``lookahead`` look-ahead discards;
+    ``void_bonus`` and ``wait_value`` the wait weights of the look-ahead; ``pung_look``
+    pungs judged by the look-ahead worth (needs ``lookahead``) and ``pung_margin`` the
+    worth a pung must add; ``pass_hu`` passing cheap discard Hu and ``fish_live`` the live
+    copies of the other waits that make a 1-point Hu worth passing."""
 
     name = "rules"
 
-    def __init__(self, seed: int | None = None, *, defence: bool = True, value: bool = False,
-                 pass_hu: bool = True, fan_cap: int = FAN_CAP_DEFAULT,
-                 danger_weight: float = 0.0, steer: float = 0.5, fold_shanten: int = 3,
-                 fold_wall: int = 0, pass_wall: int = PASS_HU_WALL, fish_live: int = 3,
-                 pung_strict: bool = False, lookahead: bool = True, void_bonus: float = 0.5,
-                 wait_value: float = 0.5, step_base: float = 2.0, pung_look: bool = True,
-                 pung_margin: float = 4.0, fish_value: int = 1) -> None:
+    def __init__(self, seed: int | None = None, *, lookahead: bool = True,
+                 void_bonus: float = 0.5, wait_value: float = 0.5, pung_look: bool = True,
+                 pung_margin: float = 4.0, pass_hu: bool = True, fish_live: int = 3) -> None:
         super().__init__(seed)
-        self.defence = defence
-        self.value = value
-        self.pass_hu = pass_hu
-        self.fan_cap = fan_cap
-        self.danger_weight = danger_weight
-        self.steer = steer
-        self.pass_wall = pass_wall
-        self.fish_live = fish_live
-        self.pung_strict = pung_strict
-        self.fold_shanten = fold_shanten
-        self.fold_wall = fold_wall
         self.lookahead = lookahead
         self.void_bonus = void_bonus
         self.wait_value = wait_value
-        self.step_base = step_base
         self.pung_look = pung_look
         self.pung_margin = pung_margin
-        self.fish_value = fish_value
+        self.pass_hu = pass_hu
+        self.fish_live = fish_live
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
-    def threat(v: BotView) -> np.ndarray:
+    def threat(v: Seen) -> np.ndarray:
         """(N, 4) how likely each seat looks ready (column 0, me, is 0)."""
         nd = v.n_discards.astype(np.float32)
         melds = (v.meld > 0).sum(2).astype(np.float32)
@@ -135,7 +109,7 @@ class RulesAgent(GreedyAgent):
         return np.clip(t, 0.0, 1.0)
 
     @staticmethod
-    def tile_danger(v: BotView, threat: np.ndarray) -> np.ndarray:
+    def tile_danger(v: Seen, threat: np.ndarray) -> np.ndarray:
         """(N, 27) expected danger of discarding each kind now."""
         base = np.where((RANK_OF == 0) | (RANK_OF == 8), 0.7,
                         np.where((RANK_OF == 1) | (RANK_OF == 7), 0.85, 1.0)).astype(np.float32)
@@ -149,67 +123,8 @@ class RulesAgent(GreedyAgent):
             dng += threat[:, o, None] * np.where(safe_suit, 0.0, r)
         return dng
 
-    @staticmethod
-    def _pungs_shanten(h: np.ndarray, n: np.ndarray) -> np.ndarray:
-        need = (4 - n).astype(np.int16)
-        t3 = (h >= 3).sum(1).astype(np.int16)
-        p2 = (h == 2).sum(1).astype(np.int16)
-        t = np.minimum(t3, need)
-        rem = need - t
-        use = np.minimum(p2, rem)
-        head = ((p2 - use) > 0) | (t3 > need)
-        needed = 2 * rem - use + np.where(head, 0, 1)
-        return (needed - 1).astype(np.int16)
-
-    @staticmethod
-    def _pairs_shanten(h: np.ndarray, n: np.ndarray) -> np.ndarray:
-        pairs = (h // 2).sum(1).astype(np.int16)
-        kinds = (h > 0).sum(1).astype(np.int16)
-        sh = 6 - np.minimum(pairs, 7) + np.maximum(0, 7 - kinds)
-        return np.where(n == 0, sh, NO_SHANTEN).astype(np.int16)
-
-    def value_shanten(self, v: BotView, disc: np.ndarray, sh: np.ndarray) -> np.ndarray:
-        """(N, 27) float effective shanten after each candidate discard (value bonuses)."""
-        eff = sh.astype(np.float32)
-        h, m, vd = v.hand, v.own_meld, v.own_void
-        n = (m > 0).sum(1)
-        wall = v.wall_left.astype(np.float32)
-        scale = np.clip((wall - 8.0) / 24.0, 0.0, 1.0) * self.steer  # 0 in the last 8 tiles
-        cand = disc & (h > 0) & (sh < NO_SHANTEN)
-        r, k = np.nonzero(cand)
-        if not r.size:
-            return eff
-        h13 = h[r] - EYE[k]
-        void_kind = SUIT_OF[None, :] == vd[r, None]
-        h13 = np.where(void_kind, 0, h13).astype(np.int8)
-        nr = n[r]
-        # seven pairs and all pungs
-        sp = self._pairs_shanten(h13, nr)
-        spg = self._pungs_shanten(h13, nr)
-        alt = np.minimum(sp - 0.6 * scale[r], spg - 0.5 * scale[r])
-        # full flush: the main non-void suit
-        full = h + MELD_COPIES[m]
-        per_suit = full.reshape(-1, 3, 9).sum(2)
-        per_suit[np.arange(h.shape[0]), np.maximum(vd, 0)] = np.where(
-            vd >= 0, -1, per_suit[np.arange(h.shape[0]), np.maximum(vd, 0)])
-        main = per_suit.argmax(1)
-        meld_suits = (m.reshape(-1, 3, 9) > 0).any(2)
-        other_meld = (meld_suits & (np.arange(3)[None, :] != main[:, None])).any(1)
-        close = (per_suit.max(1) >= FLUSH_MIN) & ~other_meld
-        fl = close[r]
-        if fl.any():
-            j = np.flatnonzero(fl)
-            hf = np.where(SUIT_OF[None, :] == main[r[j], None], h13[j], 0).astype(np.int8)
-            shf = shanten(hf, m[r[j]], vd[r[j]]).astype(np.float32)
-            alt[j] = np.minimum(alt[j], shf - 1.0 * scale[r[j]])
-        eff[r, k] = np.minimum(eff[r, k], alt)
-        # roots: do not break four identical tiles early
-        eff[r, k] += 0.3 * (h[r, k] == 4) * scale[r]
-        return eff
-
-
     # ------------------------------------------------------------------ look-ahead
-    def wait_weight(self, v: BotView) -> np.ndarray:
+    def wait_weight(self, v: Seen) -> np.ndarray:
         """(N, 27) worth of one live copy of each kind as a wait: 1, plus ``void_bonus``
         for each live opponent whose revealed void suit it is (that seat throws it)."""
         opp = (~v.hu[:, 1:]) & (v.void[:, 1:] >= 0)
@@ -229,7 +144,7 @@ class RulesAgent(GreedyAgent):
             if i.size:
                 z = np.zeros(i.size, bool)
                 fans = hx.batch_fans(h13[i] + EYE[t], m[i], t, vd[i], z, z, z, z, z)
-                val = hx.batch_value(fans, self.fan_cap).astype(np.float32)
+                val = hx.batch_value(fans, FAN_CAP).astype(np.float32)
                 score[i, t] *= 1.0 + self.wait_value * (val - 1.0)
         return score.sum(1)
 
@@ -255,7 +170,7 @@ class RulesAgent(GreedyAgent):
         ws = (waits * live2[j] * wgt[ii]).sum(1)
         best = np.zeros(i.size, np.float32)
         np.maximum.at(best, j, ws)
-        np.add.at(out, i, live[i, t] * (self.step_base + best))
+        np.add.at(out, i, live[i, t] * (STEP_BASE + best))
         return out
 
     def hand_worth(self, h13: np.ndarray, m: np.ndarray, vd: np.ndarray, live: np.ndarray,
@@ -274,7 +189,7 @@ class RulesAgent(GreedyAgent):
             out[r] += np.minimum((eff * live[r]).sum(1), 998.0)
         return out
 
-    def pung_gain(self, v: BotView, p: np.ndarray) -> np.ndarray:
+    def pung_gain(self, v: Seen, p: np.ndarray) -> np.ndarray:
         """(len(p),) worth after punging the claimed tile and the best discard, minus the
         worth of the hand as it stands (rows ``p`` of a claim view)."""
         t = v.claim_tile[p].astype(np.intp)
@@ -295,7 +210,7 @@ class RulesAgent(GreedyAgent):
             np.maximum.at(after, i, w)
         return after - now
 
-    def shape_scores(self, v: BotView, cand: np.ndarray, sh: np.ndarray) -> np.ndarray:
+    def shape_scores(self, v: Seen, cand: np.ndarray, sh: np.ndarray) -> np.ndarray:
         """(N, 27) look-ahead worth of the candidate discards ``cand`` that leave the hand
         ready (``ready_scores``) or 1-shanten (``two_step_scores``); NaN elsewhere."""
         out = np.full(sh.shape, np.nan, np.float32)
@@ -308,10 +223,10 @@ class RulesAgent(GreedyAgent):
         return out
 
     # ------------------------------------------------------------------ decisions
-    def discard_scores(self, v: BotView, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def discard_scores(self, v: Seen, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         score, sh = super().discard_scores(v, disc)
-        legal = np.isfinite(score)
         if self.lookahead:
+            legal = np.isfinite(score)
             best = sh.min(1)
             cand = legal & (sh == best[:, None]) & (best[:, None] <= 1)
             cand &= (cand.sum(1) > 1)[:, None]
@@ -319,53 +234,15 @@ class RulesAgent(GreedyAgent):
                 look = self.shape_scores(v, cand, sh)
                 iso = isolation(v.hand) * 0.01
                 score = np.where(cand, -sh * 1000.0 + np.minimum(look, 998.0) + iso, score)
-        if self.value:
-            eff = self.value_shanten(v, disc, sh)
-            # rescore: effective shanten first, then the greedy tie-breaks
-            tie = np.where(legal, score + sh * 1000.0, 0.0)
-            # ukeire was only computed for the best plain-shanten candidates
-            score = np.where(legal, -eff * 1000.0 + np.minimum(tie, 999.0), -np.inf)
-        if self.value and not self.lookahead:
-            score += self.wait_value_bonus(v, disc, sh)
-        if self.defence:
-            thr = self.threat(v)
-            dng = self.tile_danger(v, thr)
-            best = sh.min(1)
-            hot = thr.max(1)
-            fold = (best >= self.fold_shanten) & (hot >= 0.8) & (v.wall_left < self.fold_wall)
-            w = np.where(fold, 1500.0, self.danger_weight).astype(np.float32)
-            score = np.where(legal, score - w[:, None] * dng, -np.inf)
         return score, sh
 
-    def wait_value_bonus(self, v: BotView, disc: np.ndarray, sh: np.ndarray) -> np.ndarray:
-        """(N, 27) for discards that leave the hand ready: sum over its waits of live
-        copies x (hand value - 1), so that among ready shapes the richer waits win."""
-        out = np.zeros(sh.shape, np.float32)
-        r, k = np.nonzero((sh == 0) & disc)
-        if not r.size:
-            return out
-        h13 = v.hand[r] - EYE[k]
-        mk = v.own_meld[r]
-        vd = v.own_void[r]
-        waits = hx.batch_wait_mask(h13, mk, vd) & (v.live[r] > 0)
-        i, t = np.nonzero(waits)
-        if not i.size:
-            return out
-        z = np.zeros(i.size, bool)
-        fans = hx.batch_fans(h13[i] + EYE[t], mk[i], t, vd[i], z, z, z, z, z)
-        val = hx.batch_value(fans, self.fan_cap).astype(np.float32)
-        gain = (val - 1.0) * v.live[r[i], t]
-        np.add.at(out, (r[i], k[i]), gain)
-        return out
-
-    def choose_void_discard(self, v: BotView, allowed: np.ndarray) -> np.ndarray:
-        if not self.defence:
-            return super().choose_void_discard(v, allowed)
+    def choose_void_discard(self, v: Seen, allowed: np.ndarray) -> np.ndarray:
+        """The safest void-suit tile (least danger), then the most copies held."""
         dng = self.tile_danger(v, self.threat(v))
         pref = v.hand.astype(np.float32) * 0.01 - dng
         return np.where(allowed, pref, -np.inf).argmax(1)
 
-    def _claim(self, v: BotView, masks: np.ndarray) -> np.ndarray:
+    def _claim(self, v: Seen, masks: np.ndarray) -> np.ndarray:
         out = super()._claim(v, masks)
         if self.lookahead and self.pung_look:
             p = np.flatnonzero(out == PUNG)
@@ -373,27 +250,13 @@ class RulesAgent(GreedyAgent):
             p = p[~void_held[p]]
             if p.size:
                 out[p[self.pung_gain(v, p) < self.pung_margin]] = PASS
-        if self.pung_strict:
-            p = np.flatnonzero(out == PUNG)
-            if p.size:
-                before = shanten(v.hand[p], v.own_meld[p], v.own_void[p])
-                after = self._claim_shanten(v, p, 2, 1)
-                out[p[after >= before]] = PASS
-        if self.value:
-            p = np.flatnonzero(out == PUNG)
-            if p.size:
-                n = (v.own_meld[p] > 0).sum(1)
-                sp = self._pairs_shanten(v.hand[p], n)
-                sh = shanten(v.hand[p], v.own_meld[p], v.own_void[p])
-                keep7 = (sp <= sh) & (sp <= 2)
-                out[p[keep7]] = PASS
         if self.pass_hu:
-            h = np.flatnonzero((out == HU) & (v.phase == 2) & (v.wall_left >= self.pass_wall))
+            h = np.flatnonzero((out == HU) & (v.phase == CLAIM) & (v.wall_left >= PASS_HU_WALL))
             if h.size:
                 out[h[self._pass_cheap_hu(v.take(h))]] = PASS
         return out
 
-    def _pass_cheap_hu(self, v: BotView) -> np.ndarray:
+    def _pass_cheap_hu(self, v: Seen) -> np.ndarray:
         """(M,) bool: pass this 1-point Hu on a discard for a bigger wait."""
         t = v.claim_tile.astype(np.intp)
         h14 = v.hand + EYE[t]
@@ -401,14 +264,14 @@ class RulesAgent(GreedyAgent):
         m = h14.shape[0]
         z = np.zeros(m, bool)
         fans = hx.batch_fans(h14, mk, t, v.own_void, z, z, z, z, z)
-        val = hx.batch_value(fans, self.fan_cap)
+        val = hx.batch_value(fans, FAN_CAP)
         cheap = val <= 1
-        tmax = hx.batch_theoretical_max(v.hand, mk, v.own_void, self.fan_cap)
+        tmax = hx.batch_theoretical_max(v.hand, mk, v.own_void, FAN_CAP)
         big = tmax >= 4
         # live copies of the better waits: count waits other than t with copies left
         waits = hx.batch_wait_mask(v.hand, mk, v.own_void)
         waits[np.arange(m), t] = False
         live_other = (waits * v.live).sum(1)
         # many live waits: play for a self-draw
-        fish = (live_other >= self.fish_live) & (val <= self.fish_value)
+        fish = (live_other >= self.fish_live) & (val <= FISH_VALUE)
         return (cheap & big & (live_other >= 2)) | fish

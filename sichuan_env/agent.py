@@ -13,9 +13,13 @@ method                                          shapes
 
 Every returned action must be legal (``mask[action]`` true); :func:`validate_agent`
 checks an agent over whole deals. Actions follow :mod:`sichuan_env.actions`.
-``needs_observation`` (default True): an agent that only looks at the masks (such as
-:class:`RandomAgent`) sets it False, and the environments then pass a placeholder
-``(N, 0)`` float32 array instead of encoding observations. Derive bots from
+**What an agent reads** (``needs``, see :func:`agent_needs` and :func:`agent_input`):
+``"planes"`` (the default) gets the observation planes above; ``"view"`` gets a
+:class:`~sichuan_env.view.SeatView` of N rows instead (``act``: one row without the batch
+axis, :func:`input_row`), as the rule bots do; ``"nothing"`` gets a placeholder ``(N, 0)``
+float32 array (an agent that only looks at the masks, such as :class:`RandomAgent`).
+An agent without ``needs`` but with ``needs_observation = False`` counts as "nothing".
+Derive bots from
 :class:`BaseAgent` and implement ``act_batch`` (the batched form the vectorised
 environments and the arena call) or just ``act`` (one decision; ``act_batch`` then loops
 over the rows). ``reset()`` is an optional hook called at the start of a deal.
@@ -69,11 +73,12 @@ from sichuan_env.actions import N_ACTIONS, action_to_str
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import encode
 from sichuan_env.rules import Rules, get_rules
+from sichuan_env.view import SeatView, seat_view
 
 __all__ = [
     "Agent", "BaseAgent", "RandomAgent", "validate_agent", "NO_OBSERVATION", "needs_observation",
-    "make_agent", "known_agents", "AgentSpecError", "parse_spec", "ENTRY_POINT_GROUP",
-    "BUILTIN_AGENTS",
+    "agent_needs", "agent_input", "input_row", "NEEDS", "make_agent", "known_agents",
+    "AgentSpecError", "parse_spec", "ENTRY_POINT_GROUP", "BUILTIN_AGENTS",
 ]
 
 ENTRY_POINT_GROUP = "sichuan_env.agents"
@@ -107,9 +112,47 @@ def NO_OBSERVATION(n: int) -> np.ndarray:  # noqa: N802 - reads as a constant
     return np.zeros((n, 0), np.float32)
 
 
+#: What an agent may declare in ``needs``: the input its ``act_batch`` receives.
+NEEDS = ("nothing", "view", "planes")
+
+
+def agent_needs(agent: object) -> str:
+    """What ``agent`` reads: its ``needs`` ("nothing", "view" or "planes"); without one,
+    "planes", or "nothing" when its ``needs_observation`` is False."""
+    needs = getattr(agent, "needs", None)
+    if needs is None:
+        return "planes" if getattr(agent, "needs_observation", True) else "nothing"
+    if needs not in NEEDS:
+        raise ValueError(f"{agent!r}: needs must be one of {', '.join(NEEDS)}, got {needs!r}")
+    return needs
+
+
 def needs_observation(agent: object) -> bool:
-    """Whether the environments must encode observations for ``agent``."""
-    return bool(getattr(agent, "needs_observation", True))
+    """Whether the environments must compute an input (planes or a seat view) for
+    ``agent``."""
+    return agent_needs(agent) != "nothing"
+
+
+def agent_input(agent: object, state: Any, seats: np.ndarray | int,
+                rows: np.ndarray | None = None) -> Any:
+    """What ``agent`` receives for seat ``seats[i]`` at table ``rows[i]``:
+    ``NO_OBSERVATION(n)``, a :class:`~sichuan_env.view.SeatView` or the
+    :func:`~sichuan_env.observation.encode` planes, by :func:`agent_needs`."""
+    needs = agent_needs(agent)
+    if needs == "view":
+        return seat_view(state, seats, rows)
+    if needs == "planes":
+        return encode(state, seats, rows)
+    n = state.batch_size if rows is None else np.asarray(rows).reshape(-1).size
+    return NO_OBSERVATION(n)
+
+
+def input_row(inputs: Any, i: int) -> Any:
+    """Row ``i`` of a batch of agent inputs (planes, placeholder or SeatView), without the
+    batch axis: what ``act`` receives."""
+    if isinstance(inputs, SeatView):
+        return SeatView(*(field[i] for field in inputs))
+    return inputs[i]
 
 
 class BaseAgent:
@@ -123,17 +166,21 @@ class BaseAgent:
         if type(self).act_batch is BaseAgent.act_batch:
             raise NotImplementedError(f"{type(self).__name__} implements neither act nor "
                                       "act_batch")
-        obs = np.asarray(observation)
-        return int(self.act_batch(obs[None], np.asarray(mask)[None])[0])
+        if isinstance(observation, SeatView):  # one row of a seat view: add the batch axis
+            obs = SeatView(*(np.asarray(f)[None] for f in observation))
+        else:
+            obs = np.asarray(observation)[None]
+        return int(self.act_batch(obs, np.asarray(mask)[None])[0])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """(N,) int64 actions for observations ``(N, C, 27)`` and masks ``(N, 88)``."""
         if type(self).act is BaseAgent.act:
             raise NotImplementedError(f"{type(self).__name__} implements neither act nor "
                                       "act_batch")
-        obs = np.asarray(observations)
+        obs = observations if isinstance(observations, SeatView) else np.asarray(observations)
         m = np.asarray(masks)
-        return np.array([int(self.act(obs[i], m[i])) for i in range(m.shape[0])], np.int64)
+        return np.array([int(self.act(input_row(obs, i), m[i])) for i in range(m.shape[0])],
+                        np.int64)
 
     def reset(self) -> None:
         """Called by environments at the start of a new deal (optional hook)."""
@@ -193,14 +240,13 @@ def validate_agent(
                         "-> (N,) actions")
     rules = get_rules(rules)
     st = engine.reset(np.arange(seed, seed + n_deals), rules)
-    use_obs = needs_observation(agent)
     for step in range(max_steps):
         live = np.flatnonzero(~st.done)
         if not live.size:
             return
         mask = st.legal_action_mask
         seats = st.current[live].astype(np.intp)
-        obs = encode(st, seats, live) if use_obs else NO_OBSERVATION(live.size)
+        obs = agent_input(agent, st, seats, live)
         acts = np.asarray(agent.act_batch(obs, mask[live]))
         if acts.shape != (live.size,):
             raise ValueError(f"act_batch returned shape {acts.shape}, expected ({live.size},)")
@@ -209,7 +255,7 @@ def validate_agent(
         acts = acts.astype(np.int64)
         if step == 0:  # the single-decision form, on the first decision of every deal
             for i in range(live.size):
-                one = agent.act(obs[i], mask[live[i]])
+                one = agent.act(input_row(obs, i), mask[live[i]])
                 if not isinstance(one, int | np.integer):
                     raise ValueError(f"act returned {one!r} ({type(one).__name__}), expected "
                                      "an int")

@@ -44,11 +44,11 @@ from gymnasium import spaces
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS, action_to_str
 from sichuan_env.agent import (
-    NO_OBSERVATION,
     Agent,
     RandomAgent,
+    agent_input,
+    input_row,
     make_agent,
-    needs_observation,
 )
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import OBS_VERSION, encode, observation_bounds
@@ -204,7 +204,7 @@ class SichuanSingleEnv(gym.Env):
                 self._mask = mask[0].copy()
                 return reward, False
             agent = self.opponents[(seat - self.seat) % 4 - 1]
-            obs = encode(st, seat)[0] if needs_observation(agent) else NO_OBSERVATION(1)[0]
+            obs = input_row(agent_input(agent, st, seat), 0)
             a = int(agent.act(obs, mask[0]))
             if not (0 <= a < N_ACTIONS and mask[0, a]):
                 raise IllegalActionError(f"opponent {agent!r} at seat {seat}: illegal action {a}")

@@ -46,6 +46,8 @@ import numpy as np
 
 from sichuan_env import tiles
 from sichuan_env.rules import DEFAULT_RULES, Rules, get_rules
+from sichuan_env.vocab import MELD_KIND_OF_CODE, MELD_NAMES, SUIT_OF
+from sichuan_env.vocab import MELD_KIND_TILES as _MELD_COPIES
 
 FAN_NAMES = (
     "Kong",
@@ -61,10 +63,10 @@ FAN_NAMES = (
 )
 SITUATIONAL_FANS = FAN_NAMES[6:]
 
-MELD_KINDS = ("pung", "concealed_kong", "melded_kong", "promoted_kong", "postponed_kong")
-_MELD_CODE = {"pung": 1, "concealed_kong": 2, "melded_kong": 2, "promoted_kong": 2,
-              "postponed_kong": 2}
-_MELD_COPIES = np.array([0, 3, 4], dtype=np.int8)  # tiles a meld code stands for
+MELD_KINDS = MELD_NAMES[1:]
+# meld name -> the tables' meld kind (1 pung, 2 kong); _MELD_COPIES: tiles of a meld kind
+_MELD_CODE = {name: int(MELD_KIND_OF_CODE[code]) for code, name in enumerate(MELD_NAMES)
+              if code}
 
 N_CODES = 5**9
 _NONE = -1
@@ -508,7 +510,6 @@ def batch_value(fans: np.ndarray, fan_cap: int) -> np.ndarray:
 _D_BAD = np.array([1, -1, 0, 1, 0], dtype=np.int16)
 _D_TWO = np.array([0, 1, -1, 0, 0], dtype=np.int16)
 _D_ODD = np.array([1, -1, 1, -1, 0], dtype=np.int16)
-_SUIT_OF_KIND = np.repeat(np.arange(3), 9)
 
 
 def batch_theoretical_max(
@@ -535,7 +536,7 @@ def batch_theoretical_max(
     pungs = ((bad[:, None] + _D_BAD[ci]) == 0) & ((twos[:, None] + _D_TWO[ci]) == 1)
     present = full.reshape(b, 3, 9).any(axis=2)
     others = np.count_nonzero(present, axis=1)[:, None] - present  # suits other than s
-    flush = (others == 0)[:, _SUIT_OF_KIND]
+    flush = (others == 0)[:, SUIT_OF]
     base = (kongs + roots + (n == 4)).astype(np.int16)  # Golden Wait adds one on top
     total = base[:, None] + (full == 3) + 2 * flush + np.where(seven, 2, pungs)
     value = np.left_shift(1, np.minimum(total, int(fan_cap)), dtype=np.int32)

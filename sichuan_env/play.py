@@ -23,9 +23,8 @@ from typing import Any, TextIO
 import numpy as np
 
 from sichuan_env.actions import action_from_str, action_to_str
-from sichuan_env.agent import NO_OBSERVATION, make_agent, needs_observation
+from sichuan_env.agent import agent_input, make_agent
 from sichuan_env.game import Game
-from sichuan_env.observation import encode
 
 
 def _render(g: Game, seat: int) -> str:
@@ -72,8 +71,7 @@ def play(opponents: list[Any], seat: int = 0, seed: int = 0, rules: str = "mil",
             st = g.state
             mask = st.legal_action_mask
             bot = bots[cur]
-            obs = (encode(st, np.array([cur]), np.array([0])) if needs_observation(bot)
-                   else NO_OBSERVATION(1))
+            obs = agent_input(bot, st, np.array([cur]), np.array([0]))
             a = int(bot.act_batch(obs, mask)[0])
             g.play(a)
             print(f"seat {cur}: {action_to_str(a)}", file=out)

@@ -55,9 +55,9 @@ from sichuan_env.hands import FAN_NAMES
 from sichuan_env.rules import Rules
 from sichuan_env.state import ANS_NONE, CLAIM, END_NAMES, ROB, State
 from sichuan_env.tiles import N_KINDS, SUITS, parse_tile, tile_str
+from sichuan_env.vocab import WALL_SIZE
 
 RECORD_FORMAT = "sichuan-record/1"
-WALL_SIZE = 55
 
 EVENT_ACTS = ("void", "discard", "kong", "pung", "hu", "pass")
 PAYMENT_REASONS = (

@@ -30,23 +30,18 @@ import html
 
 import numpy as np
 
-from sichuan_env.state import (
-    CLAIM,
+from sichuan_env.state import CLAIM, DONE, END_NAMES, PHASE_NAMES, ROB, State
+from sichuan_env.tiles import SUITS, glyph, tile_str
+from sichuan_env.vocab import (
     CONCEALED_KONG,
-    DONE,
-    END_NAMES,
     MELDED_KONG,
-    PHASE_NAMES,
     POSTPONED_KONG,
     PROMOTED_KONG,
     PUNG,
-    ROB,
-    State,
+    SEAT_WINDS,
 )
-from sichuan_env.tiles import SUITS, glyph, tile_str
 
 BACK = "\U0001f02b"
-SEAT_WINDS = ("E", "S", "W", "N")
 _MELD_LABEL = {
     PUNG: "pung",
     CONCEALED_KONG: "kong*",

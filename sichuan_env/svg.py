@@ -27,21 +27,16 @@ import html
 
 import numpy as np
 
-from sichuan_env.state import (
-    CLAIM,
+from sichuan_env.state import CLAIM, DONE, END_NAMES, PHASE_NAMES, ROB, TURN, State
+from sichuan_env.tiles import N_KINDS, SUITS, tile_str
+from sichuan_env.vocab import (
     CONCEALED_KONG,
-    DONE,
-    END_NAMES,
     MELDED_KONG,
-    PHASE_NAMES,
     POSTPONED_KONG,
     PROMOTED_KONG,
     PUNG,
-    ROB,
-    TURN,
-    State,
+    SEAT_WINDS,
 )
-from sichuan_env.tiles import N_KINDS, SUITS, tile_str
 
 __all__ = ["render_svg", "tile_defs", "tile_svg"]
 
@@ -49,7 +44,6 @@ TILE_W, TILE_H = 28, 38  # a hand tile; discards are drawn at SMALL of this size
 SMALL = 0.72
 GAP = 2
 SUIT_COLOURS = {"m": "#c0262d", "p": "#1d57a8", "s": "#1b7f3a"}
-SEAT_WINDS = ("E", "S", "W", "N")
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
 _MELD_LABEL = {PUNG: "pung", CONCEALED_KONG: "kong (concealed)", MELDED_KONG: "kong",
                PROMOTED_KONG: "kong (promoted)", POSTPONED_KONG: "kong (postponed)"}

@@ -18,13 +18,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-N_KINDS = 27
-N_SUITS = 3
-N_RANKS = 9
-COPIES = 4
-N_TILES = N_KINDS * COPIES  # 108
+# defined in sichuan_env.vocab, kept importable from here
+from sichuan_env.vocab import COPIES, N_KINDS, N_RANKS, N_SUITS, N_TILES, SUITS  # noqa: F401
 
-SUITS = "mps"
 SUIT_NAMES = ("characters", "dots", "bamboo")
 _SEED_SUIT_LETTERS = {"C": "m", "D": "p", "B": "s"}
 

@@ -59,7 +59,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from sichuan_env.agent import NO_OBSERVATION, Agent, needs_observation
+from sichuan_env.agent import Agent, agent_input
 
 try:  # the SB3 adapter needs the ``train`` extra; the rest of sichuan_env does not
     from stable_baselines3.common.vec_env import VecEnv
@@ -364,8 +364,7 @@ class SichuanVecEnv(VecEnv):
             if not r.size:
                 continue
             m = mask[r]
-            obs = encode(st, st.current[r], r) if needs_observation(agent) else NO_OBSERVATION(
-                r.size)
+            obs = agent_input(agent, st, st.current[r], r)
             acts = np.asarray(agent.act_batch(obs, m), dtype=np.int64)
             ok = (acts >= 0) & (acts < N_ACTIONS)
             ok[ok] = m[np.flatnonzero(ok), acts[ok]]

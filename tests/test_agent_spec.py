@@ -42,10 +42,10 @@ def test_builtin_names_and_seed():
 def test_keyword_arguments_are_typed_and_override():
     assert parse_spec("x.y:Z?depth=2&w=0.5&on=true&off=False&none=none&name=abc") == (
         "x.y:Z", {"depth": 2, "w": 0.5, "on": True, "off": False, "none": None, "name": "abc"})
-    r = make_agent("rules?defence=false&pung_margin=2.5")
-    assert r.defence is False and r.pung_margin == 2.5
+    r = make_agent("rules?pass_hu=false&pung_margin=2.5")
+    assert r.pass_hu is False and r.pung_margin == 2.5
     # explicit keyword arguments win over the spec's
-    assert make_agent("rules?defence=false", defence=True).defence is True
+    assert make_agent("rules?pass_hu=false", pass_hu=True).pass_hu is True
     for bad in ("greedy?depth", "greedy?=1", "greedy?a=1&a=2", "?a=1", "greedy?1x=2"):
         with pytest.raises(AgentSpecError):
             parse_spec(bad)

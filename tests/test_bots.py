@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.base import RandomAgent, validate_agent
-from agents.greedy import GreedyAgent, view_from_observation, view_from_state
+from agents.base import validate_agent
+from agents.greedy import GreedyAgent
 from agents.registry import make_agent
 from agents.rules_bot import RulesAgent
 from sichuan_env import engine
 from sichuan_env.actions import HU, PASS, PUNG, action_from_str, action_to_str
-from sichuan_env.observation import encode
+from sichuan_env.agent import agent_input
 from sichuan_env.tiles import parse_tile
 
 BOTS = [GreedyAgent, RulesAgent]
@@ -20,8 +20,7 @@ BOTS = [GreedyAgent, RulesAgent]
 def _decide(agent, st):
     mask = engine.legal_mask(st)
     rows = np.arange(st.batch_size)
-    obs = encode(st, st.current.astype(np.intp), rows)
-    return agent.act_batch(obs, mask), mask
+    return agent.act_batch(agent_input(agent, st, st.current.astype(np.intp), rows), mask), mask
 
 
 def _state_with(hand14: str, void: str, melds: dict[str, int] | None = None):
@@ -135,26 +134,6 @@ def test_void_choice_by_shape():
     st.hand[0, 0] = as_counts("1234567m123456p9s")
     a, mask = _decide(GreedyAgent(), st)
     assert action_to_str(a[0]) == "void 9s"
-
-
-def test_view_from_observation_matches_state():
-    st = engine.reset(np.arange(64), "mil")
-    agent = RandomAgent(1)
-    fields = ["phase", "hand", "set_aside", "meld", "void", "hu", "discards", "n_discards",
-              "last_discard", "live_discards", "won_tiles", "claim_tile", "wall_left",
-              "visible"]
-    for _ in range(60):
-        rows = np.flatnonzero(~st.done)
-        if not rows.size:
-            break
-        a = view_from_state(st, rows)
-        b = view_from_observation(encode(st, st.current[rows].astype(np.intp), rows))
-        for f in fields:
-            assert np.array_equal(getattr(a, f), getattr(b, f)), f
-        mask = engine.legal_mask(st)
-        acts = np.zeros(st.batch_size, np.int64)
-        acts[rows] = agent.act_batch(None, mask[rows])
-        st, _, _ = engine.step(st, acts, inplace=True)
 
 
 @pytest.mark.parametrize("name", ["greedy", "rules", "random"])
