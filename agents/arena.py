@@ -65,12 +65,10 @@ from typing import Any
 import numpy as np
 
 from sichuan_env import engine
-from sichuan_env.actions import N_ACTIONS, action_to_str
-from sichuan_env.agent import NO_OBSERVATION, make_agent, needs_observation
-from sichuan_env.engine import IllegalActionError
-from sichuan_env.observation import encode
+from sichuan_env.agent import make_agent
+from sichuan_env.driver import play_step
 from sichuan_env.rules import Rules, get_rules
-from sichuan_env.state import END_WALL, State
+from sichuan_env.state import END_WALL
 
 Z95 = 1.959963984540054  # NormalDist().inv_cdf(0.975)
 SEED_STRIDE = 10_000_000
@@ -292,11 +290,6 @@ def _agent_name(a: Any) -> str:
     return a if isinstance(a, str) else getattr(a, "name", None) or repr(a)
 
 
-def _write_rows(st: State, new: State, rows: np.ndarray) -> None:
-    for dst, src in zip(st.arrays(), new.arrays(), strict=True):
-        dst[rows] = src
-
-
 def _make_agents(agents: Sequence[Any], seed: int, salt: int = 0):
     names: list[str] = []
     objs: list[Any] = []
@@ -412,40 +405,18 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
         from tqdm import tqdm
 
         bar = tqdm(total=D, unit="deal", desc=desc, file=sys.stderr)
-    actions = np.zeros(T, np.int64)
     while True:
         live = np.flatnonzero((slot >= 0) & ~st.done)
         if not live.size:
             break
-        mask = st.legal_action_mask.copy()
-        cur = st.current.astype(np.intp)
-        who = deal_agent[slot[live], cur[live]]
-        actions[:] = 0
-        for i, ag in enumerate(objs):
-            rows = live[who == i]
-            if not rows.size:
-                continue
-            obs = encode(st, cur[rows], rows) if needs_observation(ag) else \
-                NO_OBSERVATION(rows.size)
-            a = np.asarray(ag.act_batch(obs, mask[rows]), np.int64).reshape(-1)
-            if a.shape != (rows.size,):
-                raise ValueError(f"{names[i]}: act_batch returned shape {a.shape}, "
-                                 f"expected ({rows.size},)")
-            ok = (a >= 0) & (a < N_ACTIONS)
-            ok[ok] = mask[rows[ok], a[ok]]
-            if not ok.all():
-                j = int(np.argmin(ok))
-                t = int(rows[j])
-                legal = sorted(action_to_str(x) for x in np.flatnonzero(mask[t]))
-                raise IllegalActionError(
-                    f"{names[i]} chose illegal action {int(a[j])} at deal {int(slot[t])} "
-                    f"seat {int(cur[t])}; legal: {legal}")
-            actions[rows] = a
+        who = deal_agent[slot[live], st.current[live]]
+        actions, (st, _, done, info) = play_step(
+            st, live, objs, who, names=names, info=True,
+            table_label=lambda t: f"deal {int(slot[t])}")
         if n_rec:
-            rec_rows = live[slot[live] < n_rec]
-            for t in rec_rows.tolist():
-                logs[int(slot[t])].append(int(actions[t]))
-        st, _, done, info = engine.step(st, actions, inplace=True, info=True)
+            for t, a in zip(live.tolist(), actions.tolist(), strict=True):
+                if slot[t] < n_rec:
+                    logs[int(slot[t])].append(a)
         r, s = np.nonzero(info.win)  # the step's wins, one row per (table, winner)
         if r.size:
             d = slot[r]
@@ -471,7 +442,7 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
                 refill = fin[:n_new]
                 slot[refill] = np.arange(next_deal, next_deal + n_new)
                 next_deal += n_new
-                _write_rows(st, engine.reset(seeds[slot[refill]], rules), refill)
+                st.put_rows(refill, engine.reset(seeds[slot[refill]], rules))
             slot[fin[n_new:]] = -1
             if bar is not None:
                 bar.update(fin.size)

@@ -13,9 +13,12 @@ method                                          shapes
 
 Every returned action must be legal (``mask[action]`` true); :func:`validate_agent`
 checks an agent over whole deals. Actions follow :mod:`sichuan_env.actions`.
-``needs_observation`` (default True): an agent that only looks at the masks (such as
-:class:`RandomAgent`) sets it False, and the environments then pass a placeholder
-``(N, 0)`` float32 array instead of encoding observations. Derive bots from
+An agent says what its first argument is with the attribute ``needs``: ``"planes"``
+(default; the shapes above), ``"view"`` (a :class:`~sichuan_env.view.SeatView` of the N
+rows; ``act`` gets a one-row view) or ``"nothing"`` (a placeholder ``(N, 0)`` float32
+array: the agent reads the masks only, like :class:`RandomAgent`). The older
+``needs_observation = False`` still means ``"nothing"``. :mod:`sichuan_env.driver` builds
+the inputs and checks the actions for every environment and the arena. Derive bots from
 :class:`BaseAgent` and implement ``act_batch`` (the batched form the vectorised
 environments and the arena call) or just ``act`` (one decision; ``act_batch`` then loops
 over the rows). ``reset()`` is an optional hook called at the start of a deal.
@@ -65,15 +68,14 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from sichuan_env import engine
-from sichuan_env.actions import N_ACTIONS, action_to_str
-from sichuan_env.engine import IllegalActionError
-from sichuan_env.observation import encode
+from sichuan_env.actions import N_ACTIONS
+from sichuan_env.driver import NEEDS, NO_OBSERVATION, agent_needs, choose
 from sichuan_env.rules import Rules, get_rules
 
 __all__ = [
     "Agent", "BaseAgent", "RandomAgent", "validate_agent", "NO_OBSERVATION", "needs_observation",
     "make_agent", "known_agents", "AgentSpecError", "parse_spec", "ENTRY_POINT_GROUP",
-    "BUILTIN_AGENTS",
+    "BUILTIN_AGENTS", "NEEDS", "agent_needs",
 ]
 
 ENTRY_POINT_GROUP = "sichuan_env.agents"
@@ -101,21 +103,16 @@ class Agent(Protocol):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray: ...
 
 
-def NO_OBSERVATION(n: int) -> np.ndarray:  # noqa: N802 - reads as a constant
-    """The placeholder passed to agents whose ``needs_observation`` is False: (n, 0)."""
-    return np.zeros((n, 0), np.float32)
-
-
 def needs_observation(agent: object) -> bool:
-    """Whether the environments must encode observations for ``agent``."""
-    return bool(getattr(agent, "needs_observation", True))
+    """Whether the environments must build an input (planes or a view) for ``agent``."""
+    return agent_needs(agent) != "nothing"
 
 
 class BaseAgent:
     """Base class: implement :meth:`act_batch` (batched) or :meth:`act` (one decision);
     each default calls the other."""
 
-    needs_observation: bool = True
+    needs_observation: bool = True  # the older form of ``needs``: False = "nothing"
 
     def act(self, observation: np.ndarray, mask: np.ndarray) -> int:
         """One action for one observation ``(C, 27)`` and mask ``(88,)``."""
@@ -148,6 +145,7 @@ class RandomAgent(BaseAgent):
     seeds replays exactly.
     """
 
+    needs = "nothing"
     needs_observation = False
 
     def __init__(self, seed: int | None = None) -> None:
@@ -180,11 +178,12 @@ def validate_agent(
     rules: Rules | str | None = None,
     max_steps: int = 100_000,
 ) -> None:
-    """Play ``n_deals`` deals (one table each, all four seats played by ``agent``, batched)
-    and raise :class:`~sichuan_env.engine.IllegalActionError` at the first illegal action,
+    """Play ``n_deals`` deals (one table each, all four seats played by ``agent``, batched,
+    through :mod:`sichuan_env.driver`) and raise
+    :class:`~sichuan_env.engine.IllegalActionError` at the first illegal action,
     ``ValueError`` when ``act_batch`` returns the wrong shape or ``act`` a non-integer,
     ``TypeError`` when ``agent`` lacks ``act`` or ``act_batch``. ``act`` is checked on the
-    first decision of every deal."""
+    first decision of every deal (given one row of what the agent needs)."""
     gaps = _protocol_gaps(agent)
     if gaps:
         raise TypeError(f"{agent!r} lacks {' and '.join(gaps)}: an agent needs "
@@ -192,49 +191,22 @@ def validate_agent(
                         "-> (N,) actions")
     rules = get_rules(rules)
     st = engine.reset(np.arange(seed, seed + n_deals), rules)
-    use_obs = needs_observation(agent)
+    label = repr(agent)
+
+    def table(t: int) -> str:
+        return f"table {t} (seed {seed + t})"
+
     for step in range(max_steps):
         live = np.flatnonzero(~st.done)
         if not live.size:
             return
-        mask = st.legal_action_mask
-        seats = st.current[live].astype(np.intp)
-        obs = encode(st, seats, live) if use_obs else NO_OBSERVATION(live.size)
-        acts = np.asarray(agent.act_batch(obs, mask[live]))
-        if acts.shape != (live.size,):
-            raise ValueError(f"act_batch returned shape {acts.shape}, expected ({live.size},)")
-        if acts.dtype.kind not in "iu":
-            raise ValueError(f"act_batch returned {acts.dtype} actions, expected integers")
-        acts = acts.astype(np.int64)
+        acts = choose(st, live, [agent], names=[f"{label} (act_batch)"], table_label=table)
         if step == 0:  # the single-decision form, on the first decision of every deal
-            for i in range(live.size):
-                one = agent.act(obs[i], mask[live[i]])
-                if not isinstance(one, int | np.integer):
-                    raise ValueError(f"act returned {one!r} ({type(one).__name__}), expected "
-                                     "an int")
-                _check_legal(agent, np.array([int(one)]), live[i:i + 1], mask, st, seed, "act")
-        _check_legal(agent, acts, live, mask, st, seed, "act_batch")
+            choose(st, live, [agent], names=[label], table_label=table, method="act")
         full = np.zeros(st.batch_size, np.int64)
         full[live] = acts
         st, _, _ = engine.step(st, full, inplace=True)
     raise RuntimeError(f"deals did not finish within {max_steps} steps")
-
-
-def _check_legal(agent: Agent, acts: np.ndarray, rows: np.ndarray, mask: np.ndarray,
-                 st: Any, seed: int, method: str) -> None:
-    ok = (acts >= 0) & (acts < N_ACTIONS)
-    ok[ok] = mask[rows[ok], acts[ok]]
-    if ok.all():
-        return
-    i = int(np.argmin(ok))
-    a = int(acts[i])
-    t = int(rows[i])
-    name = action_to_str(a) if 0 <= a < N_ACTIONS else "out of range"
-    legal = sorted(action_to_str(x) for x in np.flatnonzero(mask[t]))
-    raise IllegalActionError(
-        f"{agent!r} ({method}) chose illegal action {a} ({name}) at table {t} "
-        f"(seed {seed + t}), seat {int(st.current[t])}, phase {int(st.phase[t])}; "
-        f"legal: {legal}")
 
 
 # ----------------------------------------------------------------------------- agents by name
