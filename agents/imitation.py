@@ -13,8 +13,9 @@ policy on the teacher's choices:
   (bootstrapped with its own estimate where the chunk ends), so that PPO afterwards
   starts from a value function that matches the policy.
 
-Only the learner's own observation is used (the teacher reads the same planes), so
-nothing hidden leaks into the student.
+Only the learner's own observation is used (the teacher reads the same planes, or the
+learner seat's view when it declares ``needs = "view"``), so nothing hidden leaks into the
+student.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from sichuan_env.driver import agent_needs, check_actions
 from sichuan_env.observation import N_CHANNELS
 
 
@@ -65,6 +67,8 @@ def imitate(
     gamma = float(model.gamma)
     n = env.num_envs
     obs = env.reset()
+    slots = np.arange(n)
+    seats = np.asarray(env.get_attr("learner_seat"), np.intp)
     done_steps = 0
     t0 = time.perf_counter()
     stats = ImitationStats(0, 0.0, 0.0, 0.0, 0.0)
@@ -72,7 +76,12 @@ def imitate(
         obs_buf, mask_buf, label_buf, rew_buf, done_buf = [], [], [], [], []
         for _ in range(chunk):
             masks = env.action_masks()
-            labels = np.asarray(teacher.act_batch(obs[:, :N_CHANNELS], masks), np.int64)
+            # the teacher reads the learner's planes, or what else it needs, of every slot
+            inputs = (obs[:, :N_CHANNELS] if agent_needs(teacher) == "planes"
+                      else env.learner_inputs(teacher))
+            labels = check_actions(teacher.act_batch(inputs, masks), masks, slots,
+                                   seats, who=f"teacher {teacher!r}",
+                                   table_label=lambda t: f"slot {t}")
             actions = labels
             if student_share > 0:
                 own, _ = model.predict(obs, action_masks=masks, deterministic=False)

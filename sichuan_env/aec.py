@@ -31,8 +31,9 @@ termination            every agent terminates together when the match ends (one 
                        ``rules.deals_per_match > 1``); there is no truncation.
 infos                  ``{"legal_moves": [...]}`` (action ids) for the selected agent,
                        ``{"legal_moves": []}`` for the others; ``"action_mask"`` too.
-illegal actions        ``raw_env`` raises :class:`~sichuan_env.engine.IllegalActionError` and
-                       changes nothing. ``env()`` wraps it like PettingZoo's classic games with
+illegal actions        ``raw_env`` raises :class:`~sichuan_env.engine.IllegalActionError` for an
+                       integer outside the mask and ``TypeError`` for anything but a Python or
+                       numpy integer (``None``, ``"void s"``, ``2.5``), and changes nothing. ``env()`` wraps it like PettingZoo's classic games with
                        ``TerminateIllegalWrapper(illegal_reward=-1)``: the offending agent gets
                        -1, every agent terminates, and a warning is logged.
 render modes           ``"ansi"`` returns the text of :func:`sichuan_env.render.render_text`
@@ -57,8 +58,8 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from sichuan_env import engine
-from sichuan_env.actions import N_ACTIONS, action_to_str
-from sichuan_env.engine import IllegalActionError
+from sichuan_env.actions import N_ACTIONS
+from sichuan_env.driver import check_action
 from sichuan_env.observation import OBS_VERSION, encode, encode_oracle, observation_bounds
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
@@ -163,13 +164,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             return
         st = self.state_
         assert st is not None
-        a = int(action)  # type: ignore[arg-type]
-        if not (0 <= a < N_ACTIONS and self._mask[a]):
-            name = action_to_str(a) if 0 <= a < N_ACTIONS else "out of range"
-            legal = sorted(action_to_str(x) for x in np.flatnonzero(self._mask))
-            raise IllegalActionError(
-                f"{agent}: illegal action {a} ({name}); legal: {legal}"
-            )
+        a = check_action(action, self._mask, agent)  # raises before anything changes
         self._cumulative_rewards[agent] = 0.0
         st, rewards, done = engine.step(st, a, inplace=True)
         self.state_ = st

@@ -75,7 +75,7 @@ except ImportError as _err:  # pragma: no cover - exercised by a subprocess test
     ) from _err
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
-from sichuan_env.driver import check_actions, play_step
+from sichuan_env.driver import agent_input, check_actions, play_step
 from sichuan_env.gym_env import opponent_list
 from sichuan_env.observation import (
     OBS_SHAPE,
@@ -87,6 +87,7 @@ from sichuan_env.observation import (
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.state import State
+from sichuan_env.view import SeatView
 
 _SUB_BATCH_FRACTION = 0.25  # below this share of tables needing moves, work on a copy
 SHARD_TABLES = 1024  # tables per engine batch: larger batches run slower per table (cache)
@@ -217,6 +218,21 @@ class SichuanVecEnv(VecEnv):
         if not self._states:
             raise RuntimeError("call reset() first")
         return self._states[i // self._shard_size], i % self._shard_size
+
+    def learner_inputs(self, agent: Agent) -> np.ndarray | SeatView:
+        """What ``agent`` needs (planes, a seat view or the placeholder; see
+        :mod:`sichuan_env.driver`) for the learner seat of every slot, in slot order: what
+        a teacher bot reads to label the learner's decisions."""
+        if not self._states:
+            raise RuntimeError("call reset() first")
+        parts = [agent_input(agent, st, self.learner[sl].astype(np.intp),
+                             np.arange(st.batch_size))
+                 for st, sl in zip(self._states, self._shards, strict=True)]
+        if len(parts) == 1:
+            return parts[0]
+        if isinstance(parts[0], SeatView):
+            return SeatView(*(np.concatenate(f) for f in zip(*parts, strict=True)))
+        return np.concatenate(parts)
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 88) bool: each slot's legal actions now."""
