@@ -69,8 +69,16 @@ import numpy as np
 
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
-from sichuan_env.driver import NEEDS, NO_OBSERVATION, agent_needs, choose
+from sichuan_env.driver import (
+    NEEDS,
+    NO_OBSERVATION,
+    agent_label,
+    agent_needs,
+    choose,
+    input_row,
+)
 from sichuan_env.rules import Rules, get_rules
+from sichuan_env.view import SeatView
 
 __all__ = [
     "Agent", "BaseAgent", "RandomAgent", "validate_agent", "NO_OBSERVATION", "needs_observation",
@@ -114,22 +122,25 @@ class BaseAgent:
 
     needs_observation: bool = True  # the older form of ``needs``: False = "nothing"
 
-    def act(self, observation: np.ndarray, mask: np.ndarray) -> int:
-        """One action for one observation ``(C, 27)`` and mask ``(88,)``."""
+    def act(self, observation: np.ndarray | SeatView, mask: np.ndarray) -> int:
+        """One action for one observation ``(C, 27)`` (or a one-row seat view) and mask
+        ``(88,)``."""
         if type(self).act_batch is BaseAgent.act_batch:
             raise NotImplementedError(f"{type(self).__name__} implements neither act nor "
                                       "act_batch")
-        obs = np.asarray(observation)
-        return int(self.act_batch(obs[None], np.asarray(mask)[None])[0])
+        obs = observation if isinstance(observation, SeatView) else np.asarray(observation)[None]
+        return int(self.act_batch(obs, np.asarray(mask)[None])[0])
 
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """(N,) int64 actions for observations ``(N, C, 27)`` and masks ``(N, 88)``."""
+    def act_batch(self, observations: np.ndarray | SeatView, masks: np.ndarray) -> np.ndarray:
+        """(N,) int64 actions for observations ``(N, C, 27)`` (or an N-row seat view) and
+        masks ``(N, 88)``."""
         if type(self).act is BaseAgent.act:
             raise NotImplementedError(f"{type(self).__name__} implements neither act nor "
                                       "act_batch")
-        obs = np.asarray(observations)
+        obs = observations if isinstance(observations, SeatView) else np.asarray(observations)
         m = np.asarray(masks)
-        return np.array([int(self.act(obs[i], m[i])) for i in range(m.shape[0])], np.int64)
+        return np.array([int(self.act(input_row(obs, i), m[i])) for i in range(m.shape[0])],
+                        np.int64)
 
     def reset(self) -> None:
         """Called by environments at the start of a new deal (optional hook)."""
@@ -191,7 +202,7 @@ def validate_agent(
                         "-> (N,) actions")
     rules = get_rules(rules)
     st = engine.reset(np.arange(seed, seed + n_deals), rules)
-    label = repr(agent)
+    label = agent_label(agent)
 
     def table(t: int) -> str:
         return f"table {t} (seed {seed + t})"

@@ -50,7 +50,7 @@ from sichuan_env.view import SeatView, seat_view
 
 __all__ = [
     "NEEDS", "NO_OBSERVATION", "agent_needs", "agent_input", "check_actions", "check_action",
-    "choose", "play_step", "agent_label",
+    "choose", "play_step", "agent_label", "input_row",
 ]
 
 #: The values of an agent's ``needs`` attribute.
@@ -174,7 +174,7 @@ def choose(state: State, rows: np.ndarray, agents: Sequence[Any], who: np.ndarra
         inputs = agent_input(agent, state, s, r)
         label = names[k] if names is not None else agent_label(agent)
         if method == "act":
-            acts = [agent.act(_row(inputs, i), m[i]) for i in range(r.size)]
+            acts = [agent.act(input_row(inputs, i), m[i]) for i in range(r.size)]
             for i, one in enumerate(acts):
                 if isinstance(one, bool) or not isinstance(one, int | np.integer):
                     raise ValueError(f"{label}: act returned {one!r} "
@@ -190,7 +190,7 @@ def choose(state: State, rows: np.ndarray, agents: Sequence[Any], who: np.ndarra
     return out
 
 
-def _row(inputs: np.ndarray | SeatView, i: int) -> Any:
+def input_row(inputs: np.ndarray | SeatView, i: int) -> Any:
     """Row ``i`` of an agent's input (for ``act``): one plane stack, or a one-row view."""
     if isinstance(inputs, SeatView):
         return SeatView(*(f[i:i + 1] for f in inputs))
