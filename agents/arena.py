@@ -68,10 +68,11 @@ from sichuan_env import engine
 from sichuan_env.agent import make_agent
 from sichuan_env.driver import play_step
 from sichuan_env.rules import Rules, get_rules
+from sichuan_env.seeding import ARENA_SEED_STRIDE, arena_wall_seed
 from sichuan_env.state import END_WALL
 
 Z95 = 1.959963984540054  # NormalDist().inv_cdf(0.975)
-SEED_STRIDE = 10_000_000
+SEED_STRIDE = ARENA_SEED_STRIDE
 STAT_FIELDS = (
     "mean", "ci_low", "ci_high", "ci_half_width", "sd_unit", "units", "seat_deals",
     "hu_rate", "self_drawn_rate", "deal_in_rate", "avg_win_value", "flower_pig_rate",
@@ -106,9 +107,8 @@ def limit_blas_threads(n: int = 1) -> bool:
     return done
 
 
-def wall_seed(seed: int, wall: int) -> int:
-    """Engine seed of wall number ``wall`` of an arena run with ``seed``."""
-    return int(seed) * SEED_STRIDE + int(wall)
+#: Engine seed of wall number ``wall`` of an arena run with ``seed`` (docs/seeding.md).
+wall_seed = arena_wall_seed
 
 
 def mean_ci(x: np.ndarray, z: float = Z95) -> tuple[float, float, float]:

@@ -64,6 +64,7 @@ from sichuan_env.driver import check_action
 from sichuan_env.observation import OBS_VERSION, encode, encode_oracle, observation_bounds
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
+from sichuan_env.seeding import drawn_seed
 from sichuan_env.state import State
 
 AGENTS = tuple(f"player_{i}" for i in range(4))
@@ -135,7 +136,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             self._rng = np.random.default_rng(seed)
             deal_seed = int(seed)
         else:
-            deal_seed = int(self._rng.integers(0, 2**63 - 1))
+            deal_seed = drawn_seed(self._rng)
         dealer = int((options or {}).get("dealer", 0))
         self.state_ = engine.reset([deal_seed], self.rules, dealer=dealer)
         self.agents = list(AGENTS)

@@ -49,6 +49,7 @@ from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import OBS_VERSION, encode, observation_bounds
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
+from sichuan_env.seeding import drawn_seed, opponent_rng
 from sichuan_env.state import State
 
 _ROW = np.zeros(1, np.intp)  # the one table
@@ -129,9 +130,9 @@ class SichuanSingleEnv(gym.Env):
         super().reset(seed=seed)
         if self.learner_seat_option == "random":
             self.seat = int(self.np_random.integers(4))
-        deal_seed = int(self.np_random.integers(0, 2**63 - 1))
+        deal_seed = drawn_seed(self.np_random)
         if self._default_opponents and seed is not None:  # default opponents follow the seed
-            self.opponents[0].rng = np.random.default_rng([int(seed), 1])
+            self.opponents[0].rng = opponent_rng(seed)
         dealer = int((options or {}).get("dealer", 0))
         self.state = engine.reset([deal_seed], self.rules, dealer=dealer)
         for a in self.opponents:

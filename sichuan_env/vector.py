@@ -36,9 +36,10 @@ illegal action     a learner action outside the mask raises
                    :class:`~sichuan_env.engine.IllegalActionError` naming slot, seat, action and
                    the legal ones (checked with the mask already computed: no extra cost)
 seeding            ``seed`` (or ``seed()`` before ``reset()``) fixes every table's walls: table
-                   ``i`` gets engine seed ``SeedSequence([seed, num_envs])``'s ``i``-th value,
-                   so its deals do not depend on how the tables are batched; the default
-                   random opponents are seeded from ``seed`` too
+                   ``i`` gets engine seed ``SeedSequence([seed, num_envs])``'s ``i``-th value
+                   (:func:`sichuan_env.seeding.vector_table_seeds`; docs/seeding.md), so its
+                   deals do not depend on how the tables are batched; the default random
+                   opponents are seeded from ``seed`` too
 =================  ===========================================================================
 
 Speed: the engine steps the whole batch in place (the legal masks are kept in the
@@ -86,6 +87,7 @@ from sichuan_env.observation import (
 )
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
+from sichuan_env.seeding import opponent_rng, vector_table_seeds
 from sichuan_env.state import State
 from sichuan_env.view import SeatView
 
@@ -146,11 +148,10 @@ class SichuanVecEnv(VecEnv):
         if base is None:
             base = int(np.random.SeedSequence().entropy % (2**62))
         n = self.num_envs
-        table_seeds = np.random.SeedSequence([int(base), n]).generate_state(n, np.uint64) >> 1
-        seeds = table_seeds.astype(np.int64)
+        seeds = vector_table_seeds(base, n)
         self._states = [engine.reset(seeds[sl], self.rules) for sl in self._shards]
         if self._default_opponents:  # the default random opponents follow the seed
-            self.opponents[0].rng = np.random.default_rng([int(base), 1])
+            self.opponents[0].rng = opponent_rng(base)
         self._reset_seeds()
         self._reset_options()
         self._acc[:] = 0
