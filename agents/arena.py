@@ -18,13 +18,15 @@ Python::
     res.stats["rules"]["mean"], res.pairwise("rules", "greedy")
 
 **Play.** ``tables`` deals run at once on one batched state. Each step, every agent gets
-one ``act_batch(observations, masks)`` call with all the tables where a seat it plays is
-to decide (observations from :func:`sichuan_env.observation.encode`, rotated to that
-seat; agents with ``needs_observation = False`` get the placeholder). A finished table
-is refilled with the next deal at once. Seat 0 deals every deal (one deal per match).
+one ``act_batch(inputs, masks)`` call with all the tables where a seat it plays is to
+decide, through :mod:`sichuan_env.driver` (inputs as the agent's ``needs`` says: planes
+from :func:`sichuan_env.observation.encode`, a seat view, or the placeholder; one
+legality check). A finished table is refilled with the next deal at once. Seat 0 deals
+every deal (one deal per match).
 
 **Duplicate mode.** Each wall (``seed`` and wall number ``w`` give the engine seed
-``seed * 10_000_000 + w``) is dealt four times with the seat list rotated by
+``seed * 10_000_000 + w``, :func:`sichuan_env.seeding.arena_wall_seed`) is dealt four
+times with the seat list rotated by
 ``r = 0..3``: seat ``s`` is played by ``seats[(s - r) % 4]``. So every agent plays every
 seat, the dealer's included, on every wall, and the luck of the tiles cancels out in
 comparisons. ``deals`` counts played deals (four per wall; rounded up to a multiple of
