@@ -26,9 +26,9 @@ every deal (one deal per match).
 
 **Duplicate mode.** Each wall (``seed`` and wall number ``w`` give the engine seed
 ``seed * 10_000_000 + w``, :func:`sichuan_env.seeding.arena_wall_seed`) is dealt four
-times with the seat list rotated by
-``r = 0..3``: seat ``s`` is played by ``seats[(s - r) % 4]``. So every agent plays every
-seat, the dealer's included, on every wall, and the luck of the tiles cancels out in
+times with the seat list rotated by ``r = 0..3``: seat ``s`` is played by
+``seats[(s - r) % 4]``. So every agent plays every seat, the dealer's included, on every
+wall, and the luck of the tiles cancels out in
 comparisons. ``deals`` counts played deals (four per wall; rounded up to a multiple of
 4). Without duplicate mode every deal has its own wall and the seats stay as given.
 
