@@ -158,6 +158,8 @@ def choose(state: State, rows: np.ndarray, agents: Sequence[Any], who: np.ndarra
     rows (in the order of ``rows``); ``names`` name them in messages (default
     :func:`agent_label`). ``method="act"`` calls ``act`` row by row instead (what
     :func:`~sichuan_env.agent.validate_agent` checks too)."""
+    if method not in ("act_batch", "act"):
+        raise ValueError(f"method must be 'act_batch' or 'act', got {method!r}")
     rows = np.asarray(rows, np.intp)
     out = np.zeros(rows.size, np.int64)
     mask = state.legal_action_mask
@@ -219,5 +221,7 @@ def play_step(state: State, rows: np.ndarray, agents: Sequence[Any],
     finally:
         if held.size:
             state.done[held] = False
+    if held.size:
+        result[2][held] = False  # the held tables did not finish
     return acts, result
 
