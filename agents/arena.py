@@ -18,15 +18,17 @@ Python::
     res.stats["rules"]["mean"], res.pairwise("rules", "greedy")
 
 **Play.** ``tables`` deals run at once on one batched state. Each step, every agent gets
-one ``act_batch(observations, masks)`` call with all the tables where a seat it plays is
-to decide (observations from :func:`sichuan_env.observation.encode`, rotated to that
-seat; agents with ``needs_observation = False`` get the placeholder). A finished table
-is refilled with the next deal at once. Seat 0 deals every deal (one deal per match).
+one ``act_batch(inputs, masks)`` call with all the tables where a seat it plays is to
+decide, through :mod:`sichuan_env.driver` (inputs as the agent's ``needs`` says: planes
+from :func:`sichuan_env.observation.encode`, a seat view, or the placeholder; one
+legality check). A finished table is refilled with the next deal at once. Seat 0 deals
+every deal (one deal per match).
 
 **Duplicate mode.** Each wall (``seed`` and wall number ``w`` give the engine seed
-``seed * 10_000_000 + w``) is dealt four times with the seat list rotated by
-``r = 0..3``: seat ``s`` is played by ``seats[(s - r) % 4]``. So every agent plays every
-seat, the dealer's included, on every wall, and the luck of the tiles cancels out in
+``seed * 10_000_000 + w``, :func:`sichuan_env.seeding.arena_wall_seed`) is dealt four
+times with the seat list rotated by ``r = 0..3``: seat ``s`` is played by
+``seats[(s - r) % 4]``. So every agent plays every seat, the dealer's included, on every
+wall, and the luck of the tiles cancels out in
 comparisons. ``deals`` counts played deals (four per wall; rounded up to a multiple of
 4). Without duplicate mode every deal has its own wall and the seats stay as given.
 
@@ -65,14 +67,14 @@ from typing import Any
 import numpy as np
 
 from sichuan_env import engine
-from sichuan_env.actions import N_ACTIONS, action_to_str
-from sichuan_env.agent import agent_input, make_agent
-from sichuan_env.engine import IllegalActionError
+from sichuan_env.agent import make_agent
+from sichuan_env.driver import play_step
 from sichuan_env.rules import Rules, get_rules
-from sichuan_env.state import END_WALL, State
+from sichuan_env.seeding import ARENA_SEED_STRIDE, arena_wall_seed
+from sichuan_env.state import END_WALL
 
 Z95 = 1.959963984540054  # NormalDist().inv_cdf(0.975)
-SEED_STRIDE = 10_000_000
+SEED_STRIDE = ARENA_SEED_STRIDE
 STAT_FIELDS = (
     "mean", "ci_low", "ci_high", "ci_half_width", "sd_unit", "units", "seat_deals",
     "hu_rate", "self_drawn_rate", "deal_in_rate", "avg_win_value", "flower_pig_rate",
@@ -107,9 +109,8 @@ def limit_blas_threads(n: int = 1) -> bool:
     return done
 
 
-def wall_seed(seed: int, wall: int) -> int:
-    """Engine seed of wall number ``wall`` of an arena run with ``seed``."""
-    return int(seed) * SEED_STRIDE + int(wall)
+#: Engine seed of wall number ``wall`` of an arena run with ``seed`` (docs/seeding.md).
+wall_seed = arena_wall_seed
 
 
 def mean_ci(x: np.ndarray, z: float = Z95) -> tuple[float, float, float]:
@@ -291,11 +292,6 @@ def _agent_name(a: Any) -> str:
     return a if isinstance(a, str) else getattr(a, "name", None) or repr(a)
 
 
-def _write_rows(st: State, new: State, rows: np.ndarray) -> None:
-    for dst, src in zip(st.arrays(), new.arrays(), strict=True):
-        dst[rows] = src
-
-
 def _make_agents(agents: Sequence[Any], seed: int, salt: int = 0):
     names: list[str] = []
     objs: list[Any] = []
@@ -411,39 +407,18 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
         from tqdm import tqdm
 
         bar = tqdm(total=D, unit="deal", desc=desc, file=sys.stderr)
-    actions = np.zeros(T, np.int64)
     while True:
         live = np.flatnonzero((slot >= 0) & ~st.done)
         if not live.size:
             break
-        mask = st.legal_action_mask.copy()
-        cur = st.current.astype(np.intp)
-        who = deal_agent[slot[live], cur[live]]
-        actions[:] = 0
-        for i, ag in enumerate(objs):
-            rows = live[who == i]
-            if not rows.size:
-                continue
-            obs = agent_input(ag, st, cur[rows], rows)
-            a = np.asarray(ag.act_batch(obs, mask[rows]), np.int64).reshape(-1)
-            if a.shape != (rows.size,):
-                raise ValueError(f"{names[i]}: act_batch returned shape {a.shape}, "
-                                 f"expected ({rows.size},)")
-            ok = (a >= 0) & (a < N_ACTIONS)
-            ok[ok] = mask[rows[ok], a[ok]]
-            if not ok.all():
-                j = int(np.argmin(ok))
-                t = int(rows[j])
-                legal = sorted(action_to_str(x) for x in np.flatnonzero(mask[t]))
-                raise IllegalActionError(
-                    f"{names[i]} chose illegal action {int(a[j])} at deal {int(slot[t])} "
-                    f"seat {int(cur[t])}; legal: {legal}")
-            actions[rows] = a
+        who = deal_agent[slot[live], st.current[live]]
+        actions, (st, _, done, info) = play_step(
+            st, live, objs, who, names=names, info=True,
+            table_label=lambda t: f"deal {int(slot[t])}")
         if n_rec:
-            rec_rows = live[slot[live] < n_rec]
-            for t in rec_rows.tolist():
-                logs[int(slot[t])].append(int(actions[t]))
-        st, _, done, info = engine.step(st, actions, inplace=True, info=True)
+            for t, a in zip(live.tolist(), actions.tolist(), strict=True):
+                if slot[t] < n_rec:
+                    logs[int(slot[t])].append(a)
         r, s = np.nonzero(info.win)  # the step's wins, one row per (table, winner)
         if r.size:
             d = slot[r]
@@ -469,7 +444,7 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
                 refill = fin[:n_new]
                 slot[refill] = np.arange(next_deal, next_deal + n_new)
                 next_deal += n_new
-                _write_rows(st, engine.reset(seeds[slot[refill]], rules), refill)
+                st.put_rows(refill, engine.reset(seeds[slot[refill]], rules))
             slot[fin[n_new:]] = -1
             if bar is not None:
                 bar.update(fin.size)

@@ -13,8 +13,8 @@ policy on the teacher's choices:
   (bootstrapped with its own estimate where the chunk ends), so that PPO afterwards
   starts from a value function that matches the policy.
 
-Only the learner's own view is used (the teacher reads the learner seat's planes or seat
-view, whichever it declares: :func:`teacher_input`), so nothing hidden leaks into the
+Only the learner's own observation is used (the teacher reads the same planes, or the
+learner seat's view when it declares ``needs = "view"``), so nothing hidden leaks into the
 student.
 """
 
@@ -26,18 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from sichuan_env.agent import agent_input, agent_needs
+from sichuan_env.driver import agent_needs, check_actions
 from sichuan_env.observation import N_CHANNELS
-
-
-def teacher_input(teacher: Any, env: Any, obs: np.ndarray) -> Any:
-    """What ``teacher`` reads for the learner decisions of every slot of ``env`` now: the
-    observation planes ``obs`` (without added analysis channels), or the learner seats'
-    seat view (slot ``i`` is table ``i`` of ``env.state``)."""
-    if agent_needs(teacher) == "planes":
-        return obs[:, :N_CHANNELS]
-    seats = np.asarray(env.get_attr("learner_seat"), np.intp)
-    return agent_input(teacher, env.state, seats, np.arange(seats.size))
 
 
 @dataclass
@@ -77,6 +67,8 @@ def imitate(
     gamma = float(model.gamma)
     n = env.num_envs
     obs = env.reset()
+    slots = np.arange(n)
+    seats = np.asarray(env.get_attr("learner_seat"), np.intp)
     done_steps = 0
     t0 = time.perf_counter()
     stats = ImitationStats(0, 0.0, 0.0, 0.0, 0.0)
@@ -84,8 +76,12 @@ def imitate(
         obs_buf, mask_buf, label_buf, rew_buf, done_buf = [], [], [], [], []
         for _ in range(chunk):
             masks = env.action_masks()
-            labels = np.asarray(teacher.act_batch(teacher_input(teacher, env, obs), masks),
-                                np.int64)
+            # the teacher reads the learner's planes, or what else it needs, of every slot
+            inputs = (obs[:, :N_CHANNELS] if agent_needs(teacher) == "planes"
+                      else env.learner_inputs(teacher))
+            labels = check_actions(teacher.act_batch(inputs, masks), masks, slots,
+                                   seats, who=f"teacher {teacher!r}",
+                                   table_label=lambda t: f"slot {t}")
             actions = labels
             if student_share > 0:
                 own, _ = model.predict(obs, action_masks=masks, deterministic=False)

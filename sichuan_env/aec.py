@@ -31,8 +31,10 @@ termination            every agent terminates together when the match ends (one 
                        ``rules.deals_per_match > 1``); there is no truncation.
 infos                  ``{"legal_moves": [...]}`` (action ids) for the selected agent,
                        ``{"legal_moves": []}`` for the others; ``"action_mask"`` too.
-illegal actions        ``raw_env`` raises :class:`~sichuan_env.engine.IllegalActionError` and
-                       changes nothing. ``env()`` wraps it like PettingZoo's classic games with
+illegal actions        ``raw_env`` raises :class:`~sichuan_env.engine.IllegalActionError` for an
+                       integer outside the mask and ``TypeError`` for anything but a Python or
+                       numpy integer (``None``, ``"void s"``, ``2.5``), and changes nothing.
+                       ``env()`` wraps it like PettingZoo's classic games with
                        ``TerminateIllegalWrapper(illegal_reward=-1)``: the offending agent gets
                        -1, every agent terminates, and a warning is logged.
 render modes           ``"ansi"`` returns the text of :func:`sichuan_env.render.render_text`
@@ -57,11 +59,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from sichuan_env import engine
-from sichuan_env.actions import N_ACTIONS, action_to_str
-from sichuan_env.engine import IllegalActionError
+from sichuan_env.actions import N_ACTIONS
+from sichuan_env.driver import check_action
 from sichuan_env.observation import OBS_VERSION, encode, encode_oracle, observation_bounds
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
+from sichuan_env.seeding import drawn_seed
 from sichuan_env.state import State
 
 AGENTS = tuple(f"player_{i}" for i in range(4))
@@ -133,7 +136,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             self._rng = np.random.default_rng(seed)
             deal_seed = int(seed)
         else:
-            deal_seed = int(self._rng.integers(0, 2**63 - 1))
+            deal_seed = drawn_seed(self._rng)
         dealer = int((options or {}).get("dealer", 0))
         self.state_ = engine.reset([deal_seed], self.rules, dealer=dealer)
         self.agents = list(AGENTS)
@@ -163,13 +166,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             return
         st = self.state_
         assert st is not None
-        a = int(action)  # type: ignore[arg-type]
-        if not (0 <= a < N_ACTIONS and self._mask[a]):
-            name = action_to_str(a) if 0 <= a < N_ACTIONS else "out of range"
-            legal = sorted(action_to_str(x) for x in np.flatnonzero(self._mask))
-            raise IllegalActionError(
-                f"{agent}: illegal action {a} ({name}); legal: {legal}"
-            )
+        a = check_action(action, self._mask, agent)  # raises before anything changes
         self._cumulative_rewards[agent] = 0.0
         st, rewards, done = engine.step(st, a, inplace=True)
         self.state_ = st

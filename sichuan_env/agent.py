@@ -13,13 +13,12 @@ method                                          shapes
 
 Every returned action must be legal (``mask[action]`` true); :func:`validate_agent`
 checks an agent over whole deals. Actions follow :mod:`sichuan_env.actions`.
-**What an agent reads** (``needs``, see :func:`agent_needs` and :func:`agent_input`):
-``"planes"`` (the default) gets the observation planes above; ``"view"`` gets a
-:class:`~sichuan_env.view.SeatView` of N rows instead (``act``: one row without the batch
-axis, :func:`input_row`), as the rule bots do; ``"nothing"`` gets a placeholder ``(N, 0)``
-float32 array (an agent that only looks at the masks, such as :class:`RandomAgent`).
-An agent without ``needs`` but with ``needs_observation = False`` counts as "nothing".
-Derive bots from
+An agent says what its first argument is with the attribute ``needs``: ``"planes"``
+(default; the shapes above), ``"view"`` (a :class:`~sichuan_env.view.SeatView` of the N
+rows; ``act`` gets one row of it without the batch axis) or ``"nothing"`` (a placeholder
+``(N, 0)`` float32 array: the agent reads the masks only, like :class:`RandomAgent`). The older
+``needs_observation = False`` still means ``"nothing"``. :mod:`sichuan_env.driver` builds
+the inputs and checks the actions for every environment and the arena. Derive bots from
 :class:`BaseAgent` and implement ``act_batch`` (the batched form the vectorised
 environments and the arena call) or just ``act`` (one decision; ``act_batch`` then loops
 over the rows). ``reset()`` is an optional hook called at the start of a deal.
@@ -69,16 +68,23 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from sichuan_env import engine
-from sichuan_env.actions import N_ACTIONS, action_to_str
-from sichuan_env.engine import IllegalActionError
-from sichuan_env.observation import encode
+from sichuan_env.actions import N_ACTIONS
+from sichuan_env.driver import (
+    NEEDS,
+    NO_OBSERVATION,
+    agent_input,
+    agent_label,
+    agent_needs,
+    choose,
+    input_row,
+)
 from sichuan_env.rules import Rules, get_rules
-from sichuan_env.view import SeatView, seat_view
+from sichuan_env.view import SeatView
 
 __all__ = [
     "Agent", "BaseAgent", "RandomAgent", "validate_agent", "NO_OBSERVATION", "needs_observation",
-    "agent_needs", "agent_input", "input_row", "NEEDS", "make_agent", "known_agents",
-    "AgentSpecError", "parse_spec", "ENTRY_POINT_GROUP", "BUILTIN_AGENTS",
+    "make_agent", "known_agents", "AgentSpecError", "parse_spec", "ENTRY_POINT_GROUP",
+    "BUILTIN_AGENTS", "NEEDS", "agent_needs", "agent_input", "input_row",
 ]
 
 ENTRY_POINT_GROUP = "sichuan_env.agents"
@@ -107,62 +113,20 @@ class Agent(Protocol):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray: ...
 
 
-def NO_OBSERVATION(n: int) -> np.ndarray:  # noqa: N802 - reads as a constant
-    """The placeholder passed to agents whose ``needs_observation`` is False: (n, 0)."""
-    return np.zeros((n, 0), np.float32)
-
-
-#: What an agent may declare in ``needs``: the input its ``act_batch`` receives.
-NEEDS = ("nothing", "view", "planes")
-
-
-def agent_needs(agent: object) -> str:
-    """What ``agent`` reads: its ``needs`` ("nothing", "view" or "planes"); without one,
-    "planes", or "nothing" when its ``needs_observation`` is False."""
-    needs = getattr(agent, "needs", None)
-    if needs is None:
-        return "planes" if getattr(agent, "needs_observation", True) else "nothing"
-    if needs not in NEEDS:
-        raise ValueError(f"{agent!r}: needs must be one of {', '.join(NEEDS)}, got {needs!r}")
-    return needs
-
-
 def needs_observation(agent: object) -> bool:
-    """Whether the environments must compute an input (planes or a seat view) for
-    ``agent``."""
+    """Whether the environments must build an input (planes or a view) for ``agent``."""
     return agent_needs(agent) != "nothing"
-
-
-def agent_input(agent: object, state: Any, seats: np.ndarray | int,
-                rows: np.ndarray | None = None) -> Any:
-    """What ``agent`` receives for seat ``seats[i]`` at table ``rows[i]``:
-    ``NO_OBSERVATION(n)``, a :class:`~sichuan_env.view.SeatView` or the
-    :func:`~sichuan_env.observation.encode` planes, by :func:`agent_needs`."""
-    needs = agent_needs(agent)
-    if needs == "view":
-        return seat_view(state, seats, rows)
-    if needs == "planes":
-        return encode(state, seats, rows)
-    n = state.batch_size if rows is None else np.asarray(rows).reshape(-1).size
-    return NO_OBSERVATION(n)
-
-
-def input_row(inputs: Any, i: int) -> Any:
-    """Row ``i`` of a batch of agent inputs (planes, placeholder or SeatView), without the
-    batch axis: what ``act`` receives."""
-    if isinstance(inputs, SeatView):
-        return SeatView(*(field[i] for field in inputs))
-    return inputs[i]
 
 
 class BaseAgent:
     """Base class: implement :meth:`act_batch` (batched) or :meth:`act` (one decision);
     each default calls the other."""
 
-    needs_observation: bool = True
+    needs_observation: bool = True  # the older form of ``needs``: False = "nothing"
 
-    def act(self, observation: np.ndarray, mask: np.ndarray) -> int:
-        """One action for one observation ``(C, 27)`` and mask ``(88,)``."""
+    def act(self, observation: np.ndarray | SeatView, mask: np.ndarray) -> int:
+        """One action for one observation ``(C, 27)`` (or a one-row seat view) and mask
+        ``(88,)``."""
         if type(self).act_batch is BaseAgent.act_batch:
             raise NotImplementedError(f"{type(self).__name__} implements neither act nor "
                                       "act_batch")
@@ -172,8 +136,9 @@ class BaseAgent:
             obs = np.asarray(observation)[None]
         return int(self.act_batch(obs, np.asarray(mask)[None])[0])
 
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """(N,) int64 actions for observations ``(N, C, 27)`` and masks ``(N, 88)``."""
+    def act_batch(self, observations: np.ndarray | SeatView, masks: np.ndarray) -> np.ndarray:
+        """(N,) int64 actions for observations ``(N, C, 27)`` (or an N-row seat view) and
+        masks ``(N, 88)``."""
         if type(self).act is BaseAgent.act:
             raise NotImplementedError(f"{type(self).__name__} implements neither act nor "
                                       "act_batch")
@@ -196,6 +161,7 @@ class RandomAgent(BaseAgent):
     seeds replays exactly.
     """
 
+    needs = "nothing"
     needs_observation = False
 
     def __init__(self, seed: int | None = None) -> None:
@@ -228,11 +194,12 @@ def validate_agent(
     rules: Rules | str | None = None,
     max_steps: int = 100_000,
 ) -> None:
-    """Play ``n_deals`` deals (one table each, all four seats played by ``agent``, batched)
-    and raise :class:`~sichuan_env.engine.IllegalActionError` at the first illegal action,
+    """Play ``n_deals`` deals (one table each, all four seats played by ``agent``, batched,
+    through :mod:`sichuan_env.driver`) and raise
+    :class:`~sichuan_env.engine.IllegalActionError` at the first illegal action,
     ``ValueError`` when ``act_batch`` returns the wrong shape or ``act`` a non-integer,
     ``TypeError`` when ``agent`` lacks ``act`` or ``act_batch``. ``act`` is checked on the
-    first decision of every deal."""
+    first decision of every deal (given one row of what the agent needs)."""
     gaps = _protocol_gaps(agent)
     if gaps:
         raise TypeError(f"{agent!r} lacks {' and '.join(gaps)}: an agent needs "
@@ -240,48 +207,22 @@ def validate_agent(
                         "-> (N,) actions")
     rules = get_rules(rules)
     st = engine.reset(np.arange(seed, seed + n_deals), rules)
+    label = agent_label(agent)
+
+    def table(t: int) -> str:
+        return f"table {t} (seed {seed + t})"
+
     for step in range(max_steps):
         live = np.flatnonzero(~st.done)
         if not live.size:
             return
-        mask = st.legal_action_mask
-        seats = st.current[live].astype(np.intp)
-        obs = agent_input(agent, st, seats, live)
-        acts = np.asarray(agent.act_batch(obs, mask[live]))
-        if acts.shape != (live.size,):
-            raise ValueError(f"act_batch returned shape {acts.shape}, expected ({live.size},)")
-        if acts.dtype.kind not in "iu":
-            raise ValueError(f"act_batch returned {acts.dtype} actions, expected integers")
-        acts = acts.astype(np.int64)
+        acts = choose(st, live, [agent], names=[f"{label} (act_batch)"], table_label=table)
         if step == 0:  # the single-decision form, on the first decision of every deal
-            for i in range(live.size):
-                one = agent.act(input_row(obs, i), mask[live[i]])
-                if not isinstance(one, int | np.integer):
-                    raise ValueError(f"act returned {one!r} ({type(one).__name__}), expected "
-                                     "an int")
-                _check_legal(agent, np.array([int(one)]), live[i:i + 1], mask, st, seed, "act")
-        _check_legal(agent, acts, live, mask, st, seed, "act_batch")
+            choose(st, live, [agent], names=[label], table_label=table, method="act")
         full = np.zeros(st.batch_size, np.int64)
         full[live] = acts
         st, _, _ = engine.step(st, full, inplace=True)
     raise RuntimeError(f"deals did not finish within {max_steps} steps")
-
-
-def _check_legal(agent: Agent, acts: np.ndarray, rows: np.ndarray, mask: np.ndarray,
-                 st: Any, seed: int, method: str) -> None:
-    ok = (acts >= 0) & (acts < N_ACTIONS)
-    ok[ok] = mask[rows[ok], acts[ok]]
-    if ok.all():
-        return
-    i = int(np.argmin(ok))
-    a = int(acts[i])
-    t = int(rows[i])
-    name = action_to_str(a) if 0 <= a < N_ACTIONS else "out of range"
-    legal = sorted(action_to_str(x) for x in np.flatnonzero(mask[t]))
-    raise IllegalActionError(
-        f"{agent!r} ({method}) chose illegal action {a} ({name}) at table {t} "
-        f"(seed {seed + t}), seat {int(st.current[t])}, phase {int(st.phase[t])}; "
-        f"legal: {legal}")
 
 
 # ----------------------------------------------------------------------------- agents by name

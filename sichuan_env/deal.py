@@ -4,37 +4,22 @@ Each table holds a 64-bit key drawn once from ``np.random.SeedSequence(seed)``. 
 of deal ``d`` of match ``e`` on that table is a pure function of ``(key, e, d)``: 108
 hashed sort keys (splitmix64) whose argsort is a uniformly random permutation of the
 tiles. So a table's deals never depend on the batch size or on other tables, and
-re-dealing finished tables inside ``step`` needs no random generator.
+re-dealing finished tables inside ``step`` needs no random generator. The hash and the
+seed-to-key mapping live in :mod:`sichuan_env.seeding`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
+from sichuan_env.seeding import GOLDEN as _GOLDEN
+from sichuan_env.seeding import splitmix64 as _splitmix
+from sichuan_env.seeding import table_keys
 from sichuan_env.tiles import N_TILES
 
+__all__ = ["table_keys", "shuffled_tiles", "split_deal"]
+
 _U = np.uint64
-_GOLDEN = _U(0x9E3779B97F4A7C15)
-_M1 = _U(0xBF58476D1CE4E5B9)
-_M2 = _U(0x94D049BB133111EB)
-
-
-def _splitmix(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        z = x + _GOLDEN
-        z = (z ^ (z >> _U(30))) * _M1
-        z = (z ^ (z >> _U(27))) * _M2
-        return z ^ (z >> _U(31))
-
-
-def table_keys(seeds: Sequence[int] | np.ndarray) -> np.ndarray:
-    """One uint64 key per table seed, through ``np.random.SeedSequence``."""
-    return np.array(
-        [np.random.SeedSequence(int(s)).generate_state(1, np.uint64)[0] for s in seeds],
-        dtype=np.uint64,
-    )
 
 
 def shuffled_tiles(keys: np.ndarray, episode: np.ndarray, deal_index: np.ndarray) -> np.ndarray:

@@ -42,19 +42,17 @@ import numpy as np
 from gymnasium import spaces
 
 from sichuan_env import engine
-from sichuan_env.actions import N_ACTIONS, action_to_str
-from sichuan_env.agent import (
-    Agent,
-    RandomAgent,
-    agent_input,
-    input_row,
-    make_agent,
-)
+from sichuan_env.actions import N_ACTIONS
+from sichuan_env.agent import Agent, RandomAgent, make_agent
+from sichuan_env.driver import check_action, play_step
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import OBS_VERSION, encode, observation_bounds
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
+from sichuan_env.seeding import drawn_seed, opponent_rng
 from sichuan_env.state import State
+
+_ROW = np.zeros(1, np.intp)  # the one table
 
 
 def opponent_list(
@@ -132,9 +130,9 @@ class SichuanSingleEnv(gym.Env):
         super().reset(seed=seed)
         if self.learner_seat_option == "random":
             self.seat = int(self.np_random.integers(4))
-        deal_seed = int(self.np_random.integers(0, 2**63 - 1))
+        deal_seed = drawn_seed(self.np_random)
         if self._default_opponents and seed is not None:  # default opponents follow the seed
-            self.opponents[0].rng = np.random.default_rng([int(seed), 1])
+            self.opponents[0].rng = opponent_rng(seed)
         dealer = int((options or {}).get("dealer", 0))
         self.state = engine.reset([deal_seed], self.rules, dealer=dealer)
         for a in self.opponents:
@@ -150,19 +148,16 @@ class SichuanSingleEnv(gym.Env):
             raise RuntimeError("call reset() first")
         if self._over:
             raise RuntimeError("the episode is over: call reset()")
-        a = int(action)
-        if not (0 <= a < N_ACTIONS and self._mask[a]):
-            if self.illegal_action == "terminate":
-                self._over = True
-                self._mask = np.zeros(N_ACTIONS, bool)
-                info = self._info()
-                info["illegal_action"] = a
-                return self._obs(), self.illegal_reward, True, False, info
-            name = action_to_str(a) if 0 <= a < N_ACTIONS else "out of range"
-            legal = sorted(action_to_str(x) for x in np.flatnonzero(self._mask))
-            raise IllegalActionError(
-                f"learner (seat {self.seat}): illegal action {a} ({name}); legal: {legal}"
-            )
+        try:
+            a = check_action(action, self._mask, f"learner (seat {self.seat})")
+        except IllegalActionError:
+            if self.illegal_action == "raise":
+                raise
+            self._over = True
+            self._mask = np.zeros(N_ACTIONS, bool)
+            info = self._info()
+            info["illegal_action"] = int(action)
+            return self._obs(), self.illegal_reward, True, False, info
         st, r, _ = engine.step(st, np.array([a]), inplace=True)
         reward = float(r[0, self.seat])
         more, done_ = self._play_opponents()
@@ -198,17 +193,12 @@ class SichuanSingleEnv(gym.Env):
         assert st is not None
         reward = 0.0
         while not st.done[0]:
-            mask = st.legal_action_mask
             seat = int(st.current[0])
             if seat == self.seat:
-                self._mask = mask[0].copy()
+                self._mask = st.legal_action_mask[0].copy()
                 return reward, False
             agent = self.opponents[(seat - self.seat) % 4 - 1]
-            obs = input_row(agent_input(agent, st, seat), 0)
-            a = int(agent.act(obs, mask[0]))
-            if not (0 <= a < N_ACTIONS and mask[0, a]):
-                raise IllegalActionError(f"opponent {agent!r} at seat {seat}: illegal action {a}")
-            st, r, _ = engine.step(st, np.array([a]), inplace=True)
+            _, (st, r, _) = play_step(st, _ROW, [agent])
             reward += float(r[0, self.seat])
         self._mask = np.zeros(N_ACTIONS, bool)
         return reward, True

@@ -23,8 +23,11 @@ from typing import Any, TextIO
 import numpy as np
 
 from sichuan_env.actions import action_from_str, action_to_str
-from sichuan_env.agent import agent_input, make_agent
+from sichuan_env.agent import make_agent
+from sichuan_env.driver import choose
 from sichuan_env.game import Game
+
+_ROW = np.zeros(1, np.intp)  # a game is one table
 
 
 def _render(g: Game, seat: int) -> str:
@@ -68,11 +71,7 @@ def play(opponents: list[Any], seat: int = 0, seed: int = 0, rules: str = "mil",
     while not g.done:
         cur = g.current_seat
         if cur != seat:
-            st = g.state
-            mask = st.legal_action_mask
-            bot = bots[cur]
-            obs = agent_input(bot, st, np.array([cur]), np.array([0]))
-            a = int(bot.act_batch(obs, mask)[0])
+            a = int(choose(g.state, _ROW, [bots[cur]])[0])
             g.play(a)
             print(f"seat {cur}: {action_to_str(a)}", file=out)
             continue

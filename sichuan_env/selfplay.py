@@ -5,7 +5,8 @@
     python -m sichuan_env.selfplay --deals 1000 --seed 1 --out games.jsonl \
         [--legal] [--rules mil|mahjongsoft] [--tables 64]
 
-Deal ``i`` is dealt from its own engine seed (:func:`deal_seed`, stored in the record's
+Deal ``i`` is dealt from its own engine seed (:func:`deal_seed`, that is
+:func:`sichuan_env.seeding.selfplay_deal_seed`, stored in the record's
 ``seed``: ``Game.new(record["seed"], rules)`` deals it again), and its moves come from a
 counter-based hash of that seed and the decision number. So the output depends only on
 ``--seed``, ``--deals``, ``--rules`` and ``--legal``: the same arguments give byte-identical
@@ -26,24 +27,11 @@ from sichuan_env import engine
 from sichuan_env.actions import ACTION_STRINGS
 from sichuan_env.records import RecordBuilder, split_entries, write_jsonl
 from sichuan_env.rules import Rules, get_rules
-from sichuan_env.state import State
+from sichuan_env.seeding import GOLDEN, selfplay_deal_seed, splitmix64
 
 _U = np.uint64
-_GOLDEN = _U(0x9E3779B97F4A7C15)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        z = x.astype(_U) + _GOLDEN
-        z = (z ^ (z >> _U(30))) * _U(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> _U(27))) * _U(0x94D049BB133111EB)
-        return z ^ (z >> _U(31))
-
-
-def deal_seed(seed: int, i: int) -> int:
-    """Engine seed of deal ``i`` of a self-play run with ``seed`` (a 63-bit integer)."""
-    state = np.random.SeedSequence([int(seed), int(i)]).generate_state(1, np.uint64)[0]
-    return int(state >> _U(1))
+#: Engine seed of deal ``i`` of a self-play run with ``seed`` (a 63-bit integer).
+deal_seed = selfplay_deal_seed
 
 
 def random_choice(mask: np.ndarray, keys: np.ndarray, counter: np.ndarray) -> np.ndarray:
@@ -51,16 +39,11 @@ def random_choice(mask: np.ndarray, keys: np.ndarray, counter: np.ndarray) -> np
     Rows with no legal action get 0."""
     n = mask.sum(1)
     with np.errstate(over="ignore"):
-        u = _mix(keys.astype(_U) ^ _mix(counter.astype(_U) * _GOLDEN))
+        u = splitmix64(keys.astype(_U) ^ splitmix64(counter.astype(_U) * GOLDEN))
     r = (u % np.maximum(n, 1).astype(_U)).astype(np.int64)
     csum = np.cumsum(mask, axis=1)
     pick = (csum > r[:, None]).argmax(1)
     return np.where(n > 0, pick, 0)
-
-
-def _put_row(st: State, row: int, new: State) -> None:
-    for dst, src in zip(st.arrays(), new.arrays(), strict=True):
-        dst[row] = src[0]
 
 
 def selfplay(deals: int, seed: int, rules: Rules | str | None = "mil", *, tables: int = 64,
@@ -77,7 +60,7 @@ def selfplay(deals: int, seed: int, rules: Rules | str | None = "mil", *, tables
     seeds = [deal_seed(seed, i) for i in range(deals)]
     st = engine.reset(seeds[:T], rules)
     deal_of = np.arange(T)
-    keys = np.array([_mix(np.array([s]))[0] for s in seeds[:T]], dtype=_U)
+    keys = np.array([splitmix64(np.array([s]))[0] for s in seeds[:T]], dtype=_U)
     counter = np.zeros(T, np.int64)
     builders: list[RecordBuilder | None] = [
         RecordBuilder(st, t, seed=seeds[t], legal=legal) for t in range(T)
@@ -108,9 +91,9 @@ def selfplay(deals: int, seed: int, rules: Rules | str | None = "mil", *, tables
             builders[t] = None
             if next_deal < deals:
                 new = engine.reset([seeds[next_deal]], rules)
-                _put_row(st, t, new)
+                st.put_rows([t], new)
                 deal_of[t] = next_deal
-                keys[t] = _mix(np.array([seeds[next_deal]]))[0]
+                keys[t] = splitmix64(np.array([seeds[next_deal]]))[0]
                 counter[t] = 0
                 builders[t] = RecordBuilder(st, t, seed=seeds[next_deal], legal=legal)
                 next_deal += 1

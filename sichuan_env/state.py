@@ -106,6 +106,23 @@ class State(NamedTuple):
         rows = np.asarray(rows)
         return State(*(a[rows].copy() for a in self.arrays()), self.rules)
 
+    def put_rows(self, rows: np.ndarray | list[int] | int, src: State) -> None:
+        """Write the tables of ``src`` into tables ``rows`` of this state, in place (the
+        inverse of :meth:`take`): table ``src[i]`` goes to ``rows[i]``. ``src`` must have
+        one table per row and follow the same rules."""
+        rows = np.atleast_1d(np.asarray(rows))
+        if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+            raise ValueError(f"rows must be a 1-d array of table indices, got {rows!r}")
+        if src.batch_size != rows.size:
+            raise ValueError(f"put_rows: {rows.size} rows but {src.batch_size} tables given")
+        if src.rules != self.rules:
+            raise ValueError("put_rows: the tables follow other rules than this state")
+        if rows.size and not (-self.batch_size <= rows.min() and rows.max() < self.batch_size):
+            raise IndexError(f"rows must be table indices in [0, {self.batch_size}), got "
+                             f"{rows.tolist()}")
+        for dst, new in zip(self.arrays(), src.arrays(), strict=True):
+            dst[rows] = new
+
     def nbytes_per_table(self) -> int:
         return sum(a.nbytes for a in self.arrays()) // max(1, self.batch_size)
 

@@ -36,9 +36,10 @@ illegal action     a learner action outside the mask raises
                    :class:`~sichuan_env.engine.IllegalActionError` naming slot, seat, action and
                    the legal ones (checked with the mask already computed: no extra cost)
 seeding            ``seed`` (or ``seed()`` before ``reset()``) fixes every table's walls: table
-                   ``i`` gets engine seed ``SeedSequence([seed, num_envs])``'s ``i``-th value,
-                   so its deals do not depend on how the tables are batched; the default
-                   random opponents are seeded from ``seed`` too
+                   ``i`` gets engine seed ``SeedSequence([seed, num_envs])``'s ``i``-th value
+                   (:func:`sichuan_env.seeding.vector_table_seeds`; docs/seeding.md), so its
+                   deals do not depend on how the tables are batched; the default random
+                   opponents are seeded from ``seed`` too
 =================  ===========================================================================
 
 Speed: the engine steps the whole batch in place (the legal masks are kept in the
@@ -59,7 +60,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from sichuan_env.agent import Agent, agent_input
+from sichuan_env.agent import Agent
 
 try:  # the SB3 adapter needs the ``train`` extra; the rest of sichuan_env does not
     from stable_baselines3.common.vec_env import VecEnv
@@ -74,8 +75,8 @@ except ImportError as _err:  # pragma: no cover - exercised by a subprocess test
         "pip install 'sichuan-env[train]'"
     ) from _err
 from sichuan_env import engine
-from sichuan_env.actions import N_ACTIONS, action_to_str
-from sichuan_env.engine import IllegalActionError
+from sichuan_env.actions import N_ACTIONS
+from sichuan_env.driver import agent_input, check_actions, play_step
 from sichuan_env.gym_env import opponent_list
 from sichuan_env.observation import (
     OBS_SHAPE,
@@ -86,15 +87,12 @@ from sichuan_env.observation import (
 )
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
+from sichuan_env.seeding import opponent_rng, vector_table_seeds
 from sichuan_env.state import State
+from sichuan_env.view import SeatView
 
 _SUB_BATCH_FRACTION = 0.25  # below this share of tables needing moves, work on a copy
 SHARD_TABLES = 1024  # tables per engine batch: larger batches run slower per table (cache)
-
-
-def _write_rows(dst: State, rows: np.ndarray, src: State) -> None:
-    for d, s in zip(dst.arrays(), src.arrays(), strict=True):
-        d[rows] = s
 
 
 class SichuanVecEnv(VecEnv):
@@ -150,11 +148,10 @@ class SichuanVecEnv(VecEnv):
         if base is None:
             base = int(np.random.SeedSequence().entropy % (2**62))
         n = self.num_envs
-        table_seeds = np.random.SeedSequence([int(base), n]).generate_state(n, np.uint64) >> 1
-        seeds = table_seeds.astype(np.int64)
+        seeds = vector_table_seeds(base, n)
         self._states = [engine.reset(seeds[sl], self.rules) for sl in self._shards]
         if self._default_opponents:  # the default random opponents follow the seed
-            self.opponents[0].rng = np.random.default_rng([int(base), 1])
+            self.opponents[0].rng = opponent_rng(base)
         self._reset_seeds()
         self._reset_options()
         self._acc[:] = 0
@@ -173,7 +170,11 @@ class SichuanVecEnv(VecEnv):
         return self._observe()
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64).reshape(-1)
+        a = np.asarray(actions)
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"actions must be integers 0..{N_ACTIONS - 1} (one per slot), "
+                            f"got {a.dtype} {a.shape}")
+        self._actions = a.astype(np.int64).reshape(-1)
 
     def step_wait(self) -> VecEnvStepReturn:
         if not self._states:
@@ -183,17 +184,8 @@ class SichuanVecEnv(VecEnv):
         if a is None or a.shape != (n,):
             raise ValueError(f"expected {n} actions, got {None if a is None else a.shape}")
         self._actions = None
-        ar = np.arange(n)
-        ok = (a >= 0) & (a < N_ACTIONS)
-        ok[ok] = self._mask[ar[ok], a[ok]]
-        if not ok.all():
-            i = int(np.argmin(ok))
-            name = action_to_str(int(a[i])) if 0 <= a[i] < N_ACTIONS else "out of range"
-            legal = sorted(action_to_str(x) for x in np.flatnonzero(self._mask[i]))
-            raise IllegalActionError(
-                f"slot {i} (seat {int(self.learner[i])}): illegal learner action {int(a[i])} "
-                f"({name}); legal: {legal}"
-            )
+        check_actions(a, self._mask, self._slots, self.learner, who="the learner",
+                      table_label=lambda t: f"slot {t}")
         self._ep_len += 1
         dones = np.zeros(n, bool)
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
@@ -227,6 +219,21 @@ class SichuanVecEnv(VecEnv):
         if not self._states:
             raise RuntimeError("call reset() first")
         return self._states[i // self._shard_size], i % self._shard_size
+
+    def learner_inputs(self, agent: Agent) -> np.ndarray | SeatView:
+        """What ``agent`` needs (planes, a seat view or the placeholder; see
+        :mod:`sichuan_env.driver`) for the learner seat of every slot, in slot order: what
+        a teacher bot reads to label the learner's decisions."""
+        if not self._states:
+            raise RuntimeError("call reset() first")
+        parts = [agent_input(agent, st, self.learner[sl].astype(np.intp),
+                             np.arange(st.batch_size))
+                 for st, sl in zip(self._states, self._shards, strict=True)]
+        if len(parts) == 1:
+            return parts[0]
+        if isinstance(parts[0], SeatView):
+            return SeatView(*(np.concatenate(f) for f in zip(*parts, strict=True)))
+        return np.concatenate(parts)
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 88) bool: each slot's legal actions now."""
@@ -322,7 +329,7 @@ class SichuanVecEnv(VecEnv):
         self._acc[sl] = 0.0
         self._ep_ret[sl] = 0.0
         self._ep_len[sl] = 0
-        _write_rows(st, rows, engine.reset_done(st.take(rows)))
+        st.put_rows(rows, engine.reset_done(st.take(rows)))
 
     def _run(self, st: State, L: np.ndarray, slots: np.ndarray, dones: np.ndarray,
              infos: list[dict[str, Any]]) -> np.ndarray:
@@ -342,36 +349,15 @@ class SichuanVecEnv(VecEnv):
             if B > 16 and opp.size < _SUB_BATCH_FRACTION * B:
                 sub = st.take(opp)
                 self._run(sub, L[opp], slots[opp], dones, infos)
-                _write_rows(st, opp, sub)
+                st.put_rows(opp, sub)
                 continue
-            actions = np.zeros(B, np.int64)
-            self._opponent_actions(st, L, opp, mask, actions)
-            st.done[waiting] = True  # the engine leaves finished tables alone
-            _, r, _ = engine.step(st, actions, inplace=True)
-            st.done[waiting] = False
+            opps = self.opponents
+            if opps[0] is opps[1] is opps[2]:
+                agents, who = opps[:1], None
+            else:  # 0..2: the opponent after the learner
+                agents, who = opps, (st.current[opp].astype(np.intp) - L[opp]) % 4 - 1
+            # the tables waiting for their learner are held by play_step
+            _, (_, r, _) = play_step(st, opp, agents, who,
+                                     table_label=lambda t: f"slot {int(slots[t])}")
             self._acc[slots] += r[ar, L]
         raise RuntimeError("opponents did not reach a learner decision")  # pragma: no cover
-
-    def _opponent_actions(self, st: State, L: np.ndarray, rows: np.ndarray, mask: np.ndarray,
-                          out: np.ndarray) -> None:
-        seats = st.current[rows]
-        pos = (seats.astype(np.intp) - L[rows]) % 4 - 1  # 0..2: opponent after the learner
-        opps = self.opponents
-        groups = [(opps[0], rows)] if opps[0] is opps[1] is opps[2] else [
-            (opps[k], rows[pos == k]) for k in range(3)
-        ]
-        for agent, r in groups:
-            if not r.size:
-                continue
-            m = mask[r]
-            obs = agent_input(agent, st, st.current[r], r)
-            acts = np.asarray(agent.act_batch(obs, m), dtype=np.int64)
-            ok = (acts >= 0) & (acts < N_ACTIONS)
-            ok[ok] = m[np.flatnonzero(ok), acts[ok]]
-            if not ok.all():
-                j = int(np.argmin(ok))
-                raise IllegalActionError(
-                    f"opponent {agent!r} chose illegal action {int(acts[j])} at table "
-                    f"{int(r[j])}, seat {int(st.current[r[j]])}"
-                )
-            out[r] = acts

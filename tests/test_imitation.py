@@ -58,3 +58,44 @@ def test_imitation_learns_the_teachers_choices():
     assert after >= 0.55, after
     print(f"agreement with the teacher on held-out states: {before:.3f} -> {after:.3f}")
     assert seen[-1].cross_entropy < seen[0].cross_entropy
+
+
+def test_a_view_teacher_gets_the_learner_seats_views():
+    """A teacher with ``needs = "view"`` is given the seat view of every slot's learner
+    (through the driver), and its labels are checked against the masks."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.features import AnalysisVecEnv
+    from agents.imitation import imitate
+    from sichuan_env.agent import BaseAgent
+    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_env.view import SeatView
+
+    class ViewTeacher(BaseAgent):
+        needs = "view"
+
+        def __init__(self):
+            self.seats = []
+
+        def act_batch(self, views, masks):
+            assert isinstance(views, SeatView) and views.hand.shape == (len(masks), 27)
+            self.seats.append(np.asarray(views.seat).copy())
+            return np.asarray(masks).argmax(1)
+
+    torch.manual_seed(0)
+    env = AnalysisVecEnv(SichuanVecEnv(2, learner_seats=(1, 3), seed=0))
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, seed=0, device="cpu")
+    teacher = ViewTeacher()
+    stats = imitate(model, env, teacher, 16, chunk=4, epochs=1, batch_size=16)
+    assert stats.steps == 16 and len(teacher.seats) == 4
+    for seats in teacher.seats:
+        assert seats.tolist() == [1, 1, 3, 3]
+
+    class IllegalTeacher(ViewTeacher):
+        def act_batch(self, views, masks):
+            return np.full(len(masks), 87)
+
+    with pytest.raises(ValueError, match=r"teacher .* chose illegal action 87 \(pass\) at "
+                                         r"slot 0, seat 1"):
+        imitate(model, env, IllegalTeacher(), 8, chunk=4, epochs=1, batch_size=16)

@@ -111,3 +111,90 @@ def test_core_works_without_train_extra_and_agents():
     assert "core ok" in res.stdout
     # the bots are a separate layer: with agents/ missing a name that needs it says so
     assert "greedy: agent 'greedy': no module named 'agents'" in res.stdout
+
+
+# ----------------------------------------------------------------------------- layers
+# The layers of README.md "Architecture", lowest first. A module may import modules of
+# its own layer and of the layers below it, never above. Every module of sichuan_env must
+# be listed here (a new module is placed on purpose, not by accident).
+LAYERS: list[tuple[str, set[str]]] = [
+    ("tiles/rules", {"vocab", "tiles", "rules", "actions", "seeding"}),
+    ("tables/hands", {"tables", "jit", "hands", "hand_kernels"}),
+    ("state/engine", {"state", "deal", "engine_kernels", "engine", "render", "svg", "records",
+                      "game", "viewer"}),
+    ("view/observation/driver", {"view", "observation", "driver", "agent"}),
+    ("envs", {"__init__", "aec", "gym_env", "vector", "rllib", "selfplay", "play"}),
+    ("agents/arena", {"agents"}),
+    ("train.py", {"train"}),
+]
+
+
+def _layer_of(module: str) -> int | None:
+    """Layer index of a module name (``sichuan_env.x``, ``agents.x``, ``train``)."""
+    parts = module.split(".")
+    if module == "sichuan_env":
+        return None  # ``from sichuan_env import x``: x is checked on its own line entry
+    if parts[0] == "sichuan_env":
+        name = parts[1]
+    elif parts[0] in ("agents", "train"):
+        name = parts[0]
+    else:
+        return None  # numpy, numba, gymnasium, ...: outside the project
+    for i, (_, members) in enumerate(LAYERS):
+        if name in members:
+            return i
+    return -1
+
+
+def _layer_violations(path: Path, own: int) -> list[str]:
+    out = []
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    for line, mod in _imported_modules(path):
+        layer = _layer_of(mod)
+        if layer is None:
+            continue
+        if layer == -1:
+            out.append(f"{shown}:{line}: {mod} is in no layer")
+        elif layer > own:
+            out.append(f"{shown}:{line}: {LAYERS[own][0]} imports {mod} "
+                       f"({LAYERS[layer][0]})")
+    return out
+
+
+def test_every_sichuan_env_module_has_a_layer():
+    listed = set().union(*(m for _, m in LAYERS[:5]))
+    present = {f.stem for f in (ROOT / "sichuan_env").glob("*.py")}
+    assert present == listed, (f"not placed in a layer: {sorted(present - listed)}; "
+                               f"listed but missing: {sorted(listed - present)}")
+
+
+def test_layers_import_only_downward():
+    bad = []
+    for f in sorted((ROOT / "sichuan_env").glob("*.py")):
+        bad += _layer_violations(f, _layer_of(f"sichuan_env.{f.stem}"))
+    for f in sorted((ROOT / "agents").rglob("*.py")):
+        bad += _layer_violations(f, _layer_of("agents"))
+    bad += _layer_violations(ROOT / "train.py", _layer_of("train"))
+    assert not bad, "imports against the layers of README.md:\n" + "\n".join(bad)
+
+
+def test_the_layer_check_catches_an_upward_import(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("from sichuan_env import vector\nimport numpy\nfrom sichuan_env.tiles import "
+                 "N_KINDS\nimport train\nfrom sichuan_env import nosuchmodule\n")
+    bad = _layer_violations(f, _layer_of("sichuan_env.driver"))
+    assert sum("view/observation/driver imports sichuan_env.vector (envs)" in b
+               for b in bad) == 1
+    assert sum("train (train.py)" in b for b in bad) == 1
+    assert sum("nosuchmodule is in no layer" in b for b in bad) == 1
+    assert not any("tiles" in b or "numpy" in b for b in bad)
+
+
+def test_readme_architecture_lists_the_layers():
+    text = (ROOT / "README.md").read_text()
+    assert "## Architecture" in text
+    section = text.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    for name, members in LAYERS:
+        assert name in section, name
+        for m in members - {"__init__", "agents", "train"}:
+            assert f"`{m}`" in section, f"README Architecture does not place `{m}`"

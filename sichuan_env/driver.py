@@ -1,0 +1,228 @@
+"""The one loop that lets agents play seats of a batch of tables.
+
+Every place where agents choose moves (the vector env's opponents, the single-agent env's
+opponents, the arena, :func:`sichuan_env.agent.validate_agent`, terminal play) goes
+through this module:
+
+1. :func:`agent_input` builds what an agent declares it needs, for the seats to act at
+   the given tables;
+2. :func:`choose` calls ``act_batch`` once per agent with all its rows and checks the
+   returned actions against the legal masks kept in the state (:func:`check_actions`:
+   one check, one error message naming agent, table, seat, action and the legal options);
+3. :func:`play_step` does that and steps the engine in place (optionally with
+   auto-reset); tables that are not to move are left alone.
+
+**What an agent needs.** An agent declares it with the attribute ``needs``:
+
+===========  ==================================================================================
+``needs``    ``act_batch`` receives as its first argument
+===========  ==================================================================================
+"planes"     (default) ``(n, C, 27)`` float32 observation planes
+             (:func:`sichuan_env.observation.encode`)
+"view"       a :class:`~sichuan_env.view.SeatView` of the n rows (small integer arrays, seats
+             relative to the viewer; :func:`sichuan_env.view.seat_view`)
+"nothing"    :func:`NO_OBSERVATION` ``(n, 0)`` float32: the agent reads the masks only
+===========  ==================================================================================
+
+An agent without ``needs`` but with ``needs_observation = False`` (the older form) counts
+as "nothing".
+
+Single actions given by a caller (a PettingZoo ``step(action)``, a Gymnasium learner
+action) are checked by :func:`check_action`: a Python or numpy integer (or a 0-d integer
+array), legal in the mask; anything else (``None``, a string, a float) raises a
+``TypeError`` that says what it got, an illegal integer an
+:class:`~sichuan_env.engine.IllegalActionError`; nothing changes in either case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from sichuan_env import engine
+from sichuan_env.actions import N_ACTIONS, action_to_str
+from sichuan_env.engine import IllegalActionError
+from sichuan_env.observation import encode
+from sichuan_env.state import State
+from sichuan_env.view import SeatView, seat_view
+
+__all__ = [
+    "NEEDS", "NO_OBSERVATION", "agent_needs", "agent_input", "check_actions", "check_action",
+    "choose", "play_step", "agent_label", "input_row",
+]
+
+#: The values of an agent's ``needs`` attribute.
+NEEDS = ("nothing", "view", "planes")
+
+TableLabel = Callable[[int], str]
+
+
+def NO_OBSERVATION(n: int) -> np.ndarray:  # noqa: N802 - reads as a constant
+    """The placeholder passed to agents that need nothing but the masks: (n, 0) float32."""
+    return np.zeros((n, 0), np.float32)
+
+
+def agent_needs(agent: object) -> str:
+    """What ``agent`` needs: "nothing", "view" or "planes" (see the module docstring)."""
+    needs = getattr(agent, "needs", None)
+    if needs is None:
+        return "planes" if getattr(agent, "needs_observation", True) else "nothing"
+    if needs not in NEEDS:
+        raise ValueError(f"{agent_label(agent)}: needs must be one of {', '.join(NEEDS)}, "
+                         f"got {needs!r}")
+    return needs
+
+
+def agent_label(agent: object) -> str:
+    """How messages name an agent: its ``name`` attribute when it has one, else repr."""
+    name = getattr(agent, "name", None)
+    return name if isinstance(name, str) and name else repr(agent)
+
+
+def agent_input(agent: object, state: State, seats: np.ndarray | int,
+                rows: np.ndarray | None = None) -> np.ndarray | SeatView:
+    """What ``agent`` gets for seat ``seats[i]`` at table ``rows[i]``: planes, a seat view
+    or the placeholder, as its ``needs`` says."""
+    needs = agent_needs(agent)
+    if needs == "planes":
+        return encode(state, seats, rows)
+    if needs == "view":
+        return seat_view(state, seats, rows)
+    return NO_OBSERVATION(state.batch_size if rows is None else np.asarray(rows).reshape(-1).size)
+
+
+def _default_label(t: int) -> str:
+    return f"table {t}"
+
+
+def check_actions(actions: Any, masks: np.ndarray, rows: np.ndarray, seats: np.ndarray, *,
+                  who: str, table_label: TableLabel | None = None) -> np.ndarray:
+    """The (n,) int64 actions ``actions`` returned for the n ``rows`` (tables, with the
+    seats to act ``seats``) whose legal masks are ``masks`` (n, 88), after one check:
+    ``ValueError`` for a wrong shape or non-integer actions, :class:`IllegalActionError`
+    for the first action outside its mask, naming ``who``, the table (``table_label(t)``,
+    default ``"table t"``), the seat, the action and the legal options."""
+    n = len(rows)
+    acts = np.asarray(actions)
+    if acts.shape != (n,):
+        raise ValueError(f"{who} returned actions of shape {acts.shape}, expected ({n},)")
+    if acts.dtype.kind not in "iu" and n:
+        raise ValueError(f"{who} returned {acts.dtype} actions, expected integers")
+    acts = acts.astype(np.int64, copy=False)
+    ok = (acts >= 0) & (acts < N_ACTIONS)
+    ok[ok] = masks[np.flatnonzero(ok), acts[ok]]
+    if not ok.all():
+        j = int(np.argmin(ok))
+        label = (table_label or _default_label)(int(rows[j]))
+        raise IllegalActionError(
+            f"{who} chose illegal action {_action_text(int(acts[j]))} at {label}, seat "
+            f"{int(seats[j])}; legal: {_legal_text(masks[j])}")
+    return acts
+
+
+def _action_text(a: int) -> str:
+    name = action_to_str(a) if 0 <= a < N_ACTIONS else "out of range"
+    return f"{a} ({name})"
+
+
+def _legal_text(mask: np.ndarray) -> str:
+    return str(sorted(action_to_str(x) for x in np.flatnonzero(mask)))
+
+
+def check_action(action: Any, mask: np.ndarray, who: str) -> int:
+    """One action given by a caller, checked against the (88,) legal ``mask``: returns it
+    as an int. A Python or numpy integer (or a 0-d integer array) is accepted; anything
+    else raises ``TypeError`` saying what it got; an integer outside the mask raises
+    :class:`IllegalActionError` naming ``who``, the action and the legal options."""
+    value = action
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{who}: an action is an integer 0..{N_ACTIONS - 1} (Python or numpy), "
+                        f"got {action!r} ({type(action).__name__}); legal: {_legal_text(mask)}")
+    a = int(value)
+    if not (0 <= a < N_ACTIONS and mask[a]):
+        raise IllegalActionError(f"{who}: illegal action {_action_text(a)}; legal: "
+                                 f"{_legal_text(mask)}")
+    return a
+
+
+def choose(state: State, rows: np.ndarray, agents: Sequence[Any], who: np.ndarray | None = None,
+           *, names: Sequence[str] | None = None, table_label: TableLabel | None = None,
+           method: str = "act_batch") -> np.ndarray:
+    """(len(rows),) int64 legal actions for the seats to act (``state.current``) at tables
+    ``rows``: row ``i`` is played by ``agents[who[i]]`` (``who`` None: all by
+    ``agents[0]``). Each agent is called once, in the order of ``agents``, with all its
+    rows (in the order of ``rows``); ``names`` name them in messages (default
+    :func:`agent_label`). ``method="act"`` calls ``act`` row by row instead (what
+    :func:`~sichuan_env.agent.validate_agent` checks too)."""
+    if method not in ("act_batch", "act"):
+        raise ValueError(f"method must be 'act_batch' or 'act', got {method!r}")
+    rows = np.asarray(rows, np.intp)
+    out = np.zeros(rows.size, np.int64)
+    mask = state.legal_action_mask
+    seats = state.current[rows].astype(np.intp)
+    for k, agent in enumerate(agents):
+        sel = slice(None) if who is None else np.flatnonzero(who == k)
+        r = rows[sel]
+        if not r.size:
+            if who is None:
+                break
+            continue
+        s = seats[sel]
+        m = mask[r]
+        inputs = agent_input(agent, state, s, r)
+        label = names[k] if names is not None else agent_label(agent)
+        if method == "act":
+            acts = [agent.act(input_row(inputs, i), m[i]) for i in range(r.size)]
+            for i, one in enumerate(acts):
+                if isinstance(one, bool) or not isinstance(one, int | np.integer):
+                    raise ValueError(f"{label}: act returned {one!r} "
+                                     f"({type(one).__name__}) at table {int(r[i])}, expected "
+                                     "an int")
+            acts = np.array(acts, np.int64)
+            label = f"{label} (act)"
+        else:
+            acts = agent.act_batch(inputs, m)
+        out[sel] = check_actions(acts, m, r, s, who=label, table_label=table_label)
+        if who is None:
+            break
+    return out
+
+
+def input_row(inputs: np.ndarray | SeatView, i: int) -> Any:
+    """Row ``i`` of an agent's input without the batch axis (what ``act`` gets): one plane
+    stack, or one row of a seat view."""
+    if isinstance(inputs, SeatView):
+        return SeatView(*(f[i] for f in inputs))
+    return inputs[i]
+
+
+def play_step(state: State, rows: np.ndarray, agents: Sequence[Any],
+              who: np.ndarray | None = None, *, names: Sequence[str] | None = None,
+              table_label: TableLabel | None = None, autoreset: bool = False,
+              info: bool = False) -> tuple:
+    """One move at each table of ``rows`` chosen by its agent (:func:`choose`), applied
+    in place; every other unfinished table is held (marked finished for the step, which
+    the engine leaves alone, and restored). Returns ``(actions of rows, engine.step's
+    result)``: ``(state, rewards, done)`` plus the :class:`StepInfo` with ``info``."""
+    rows = np.asarray(rows, np.intp)
+    acts = choose(state, rows, agents, who, names=names, table_label=table_label)
+    full = np.zeros(state.batch_size, np.int64)
+    full[rows] = acts
+    hold = ~state.done
+    hold[rows] = False
+    held = np.flatnonzero(hold)
+    if held.size:
+        state.done[held] = True
+    try:
+        result = engine.step(state, full, inplace=True, autoreset=autoreset, info=info)
+    finally:
+        if held.size:
+            state.done[held] = False
+    if held.size:
+        result[2][held] = False  # the held tables did not finish
+    return acts, result
+

@@ -1,0 +1,121 @@
+"""One seeding scheme (sichuan_env.seeding, docs/seeding.md): the hash, and every entry
+point's seed -> engine seed mapping checked against the entry point itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st_
+
+from sichuan_env import engine, seeding
+from sichuan_env import engine_kernels as ek
+from sichuan_env.game import Game
+
+U64 = st_.integers(0, 2**64 - 1)
+
+
+def _same_deal(a, b, fields=("key", "wall", "hand", "dealer")) -> None:
+    """Same table keys, walls and hands (the deal) of every table."""
+    for field in fields:
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+
+
+def test_splitmix64_reference_values():
+    # a splitmix64 generator started from state 0 outputs these (the published sequence)
+    x = np.array([0, 0x9E3779B97F4A7C15], np.uint64)
+    assert seeding.splitmix64(x).tolist() == [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st_.lists(U64, min_size=1, max_size=8))
+def test_python_hash_is_the_compiled_one(xs):
+    x = np.array(xs, np.uint64)
+    compiled = np.array([ek._splitmix(np.uint64(v)) for v in xs], np.uint64)
+    np.testing.assert_array_equal(seeding.splitmix64(x), compiled)
+
+
+def test_one_python_hash():
+    """deal and selfplay use the one function (no copies)."""
+    from sichuan_env import deal, selfplay
+
+    assert deal._splitmix is seeding.splitmix64
+    assert selfplay.splitmix64 is seeding.splitmix64
+    assert deal.table_keys is seeding.table_keys
+
+
+@settings(max_examples=10, deadline=None)
+@given(U64)
+def test_engine_seed_is_the_deal_everywhere(s):
+    """engine.reset([s]), Game.new(s) and the AEC env's reset(seed=s) deal the same."""
+    from sichuan_env.aec import raw_env
+
+    ref = engine.reset([s])
+    _same_deal(Game.new(s).state, ref)
+    e = raw_env()
+    e.reset(seed=s)
+    _same_deal(e.engine_state, ref)
+
+
+def test_aec_later_resets_draw_from_the_seed():
+    from sichuan_env.aec import raw_env
+
+    e = raw_env()
+    e.reset(seed=5)
+    e.reset()
+    rng = np.random.default_rng(5)
+    _same_deal(e.engine_state, engine.reset([seeding.drawn_seed(rng)]))
+
+
+@pytest.mark.parametrize("seat", [0, "random"])
+def test_gym_env_deals(seat):
+    from sichuan_env.gym_env import SichuanSingleEnv
+
+    env = SichuanSingleEnv(learner_seat=seat)
+    env.reset(seed=9)
+    rng = np.random.default_rng(9)
+    if seat == "random":
+        assert env.seat == int(rng.integers(4))
+    # (the opponents may have chosen their voids already: compare keys and walls)
+    _same_deal(env.state, engine.reset([seeding.drawn_seed(rng)]), ("key", "wall"))
+    if seat == 0:  # the default random opponents follow the seed (none has moved yet)
+        assert env.opponents[0].rng.random() == seeding.opponent_rng(9).random()
+
+
+def test_vector_env_deals_do_not_depend_on_shards(monkeypatch):
+    pytest.importorskip("stable_baselines3")
+    from sichuan_env import vector
+
+    venv = vector.SichuanVecEnv(5, learner_seats=(0, 1), seed=4)
+    venv.reset()
+    # the keys and walls of the tables (reset already played the first moves)
+    want = engine.reset(seeding.vector_table_seeds(4, 10))
+    np.testing.assert_array_equal(venv.state.key, want.key)
+    np.testing.assert_array_equal(venv.state.wall, want.wall)
+    monkeypatch.setattr(vector, "SHARD_TABLES", 3)
+    sharded = vector.SichuanVecEnv(5, learner_seats=(0, 1), seed=4)
+    sharded.reset()
+    assert len(sharded._states) == 4
+    np.testing.assert_array_equal(sharded.state.key, want.key)
+
+
+def test_arena_and_selfplay_deals():
+    from agents.arena import run_arena, wall_seed
+    from sichuan_env.selfplay import deal_seed, selfplay
+
+    res = run_arena(["random"] * 4, deals=8, seed=6, tables=4)
+    assert res.seeds.tolist() == [seeding.arena_wall_seed(6, w) for w in (0, 0, 0, 0, 1, 1, 1, 1)]
+    assert wall_seed(6, 3) == 6 * seeding.ARENA_SEED_STRIDE + 3
+    recs = list(selfplay(3, 8, tables=2))
+    assert [r["seed"] for r in recs] == [seeding.selfplay_deal_seed(8, i) for i in range(3)]
+    assert deal_seed(8, 1) == seeding.selfplay_deal_seed(8, 1)
+    for r in recs:  # a record's seed is an engine seed: Game.new deals it again
+        fresh = Game.new(r["seed"]).record()
+        assert (fresh["hands"], fresh["wall"]) == (r["hands"], r["wall"])
+
+
+def test_vector_table_seeds_are_63_bit():
+    a = seeding.vector_table_seeds(1, 8)
+    assert a.dtype == np.int64 and (a >= 0).all() and len(set(a.tolist())) == 8
+    # documented: another num_envs gives other deals
+    assert seeding.vector_table_seeds(1, 9)[0] != a[0]
