@@ -125,8 +125,8 @@ class BaseAgent:
     needs_observation: bool = True  # the older form of ``needs``: False = "nothing"
 
     def act(self, observation: np.ndarray | SeatView, mask: np.ndarray) -> int:
-        """One action for one observation ``(C, 27)`` (or a one-row seat view) and mask
-        ``(88,)``."""
+        """One action for one observation ``(C, 27)`` (or one row of a seat view, without the
+        batch axis) and mask ``(88,)``."""
         if type(self).act_batch is BaseAgent.act_batch:
             raise NotImplementedError(f"{type(self).__name__} implements neither act nor "
                                       "act_batch")

@@ -262,7 +262,7 @@ def test_validate_agent_with_a_view_bot_and_an_act_only_view_bot():
         needs = "view"
 
         def act(self, view, mask):
-            assert isinstance(view, SeatView) and view.hand.shape == (1, 27)
+            assert isinstance(view, SeatView) and view.hand.shape == (27,)  # one row, no batch axis
             return int(np.flatnonzero(mask)[0])
 
     validate_agent(ActOnlyView(), n_deals=2, seed=6)

@@ -17,7 +17,7 @@ def test_imitation_learns_the_teachers_choices():
 
     from agents.base import RandomAgent
     from agents.features import AnalysisVecEnv
-    from agents.imitation import imitate, teacher_input
+    from agents.imitation import imitate
     from agents.ppo_policy import policy_kwargs
     from agents.registry import make_agent
     from sichuan_env.vector import SichuanVecEnv
@@ -39,7 +39,7 @@ def test_imitation_learns_the_teachers_choices():
         m = probe.action_masks()
         rows.append(obs)
         masks_l.append(m)
-        labels_l.append(teacher.act_batch(teacher_input(teacher, probe, obs), m))
+        labels_l.append(teacher.act_batch(probe.learner_inputs(teacher), m))
         pick = (np.cumsum(m, 1) > (rng.random(len(m)) * m.sum(1))[:, None]).argmax(1)
         obs, _, _, _ = probe.step(pick)
     p_obs, p_masks = np.concatenate(rows), np.concatenate(masks_l)
