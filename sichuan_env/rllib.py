@@ -94,6 +94,7 @@ from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS, action_to_str
+from sichuan_env.driver import choose
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import OBS_SHAPE, encode, observation_bounds
 from sichuan_env.rules import get_rules
@@ -103,11 +104,6 @@ AGENT_IDS = ("player_0", "player_1", "player_2", "player_3")
 ILLEGAL_MODES = ("raise", "random_legal", "penalty")
 _SEAT = {a: s for s, a in enumerate(AGENT_IDS)}
 _MAX_BOT_MOVES = 10_000
-
-
-def _write_rows(dst: State, rows: np.ndarray, src: State) -> None:
-    for d, s in zip(dst.arrays(), src.arrays(), strict=True):
-        d[rows] = s
 
 
 def _opponents(spec: Any, seed: int | None = None) -> list | None:
@@ -203,7 +199,7 @@ class TableBatch:
     def next_match(self, rows: np.ndarray, rewards: np.ndarray) -> None:
         """Tables ``rows`` (finished) start their next match; bots play up to an agent."""
         st = self.state
-        _write_rows(st, rows, engine.reset_done(st.take(rows)))
+        st.put_rows(rows, engine.reset_done(st.take(rows)))
         self.mask[rows] = self._play_bots(rows, rewards)
 
     # ------------------------------------------------------------------ step
@@ -240,11 +236,10 @@ class TableBatch:
             self.illegal_count += bad.size
         full = rows.size == self.num_tables
         sub = st if full else st.take(rows)
-        _, r, _ = engine.step(sub, actions, inplace=True, validate=False,
-                              mask=self.mask if full else self.mask[rows])
+        _, r, _ = engine.step(sub, actions, inplace=True)
         rewards[rows] += r
         if not full:
-            _write_rows(st, rows, sub)
+            st.put_rows(rows, sub)
         self.mask[rows] = self._play_bots(rows, rewards)
 
     def _play_bots(self, rows: np.ndarray, rewards: np.ndarray) -> np.ndarray:
@@ -256,18 +251,18 @@ class TableBatch:
         learner = self.learner[rows]
         ar = np.arange(rows.size)
         for _ in range(_MAX_BOT_MOVES):
-            mask = engine.legal_mask(sub)
+            mask = sub.legal_action_mask.copy()
             bot = ~sub.done & ~agent_seat[ar, sub.current.astype(np.intp)]
             idx = np.flatnonzero(bot)
             if not idx.size:
                 if not whole:
-                    _write_rows(self.state, rows, sub)
+                    self.state.put_rows(rows, sub)
                 return mask
             acts = np.zeros(rows.size, np.int64)
             acts[idx] = self._bot_actions(sub, idx, learner[idx], mask[idx])
             waiting = ~bot & ~sub.done
             sub.done[waiting] = True  # the engine leaves finished tables alone
-            _, r, _ = engine.step(sub, acts, inplace=True, validate=False, mask=mask)
+            _, r, _ = engine.step(sub, acts, inplace=True)
             sub.done[waiting] = False
             rewards[rows] += r
         raise RuntimeError("bots did not reach an agent decision")  # pragma: no cover
@@ -277,29 +272,10 @@ class TableBatch:
         """Actions of the bots to move at tables ``rows`` of ``st`` (masks ``mask``)."""
         seats = st.current[rows].astype(np.intp)
         pos = (seats - learner) % 4 - 1  # 0..2: the bot after the learner
-        out = np.zeros(rows.size, np.int64)
         opps = self.opponents
-        groups = [(opps[0], np.arange(rows.size))] if opps[0] is opps[1] is opps[2] else [
-            (opps[k], np.flatnonzero(pos == k)) for k in range(3)]
-        for agent, r in groups:
-            if not r.size:
-                continue
-            if getattr(agent, "needs_observation", True):
-                obs = encode(st, seats[r], rows[r])
-            else:
-                obs = np.zeros((r.size, 0), np.float32)
-            acts = np.asarray(agent.act_batch(obs, mask[r]), np.int64).reshape(-1)
-            if acts.shape != (r.size,):
-                raise ValueError(f"opponent {agent!r} returned {acts.shape[0]} actions for "
-                                 f"{r.size} tables")
-            ok = (acts >= 0) & (acts < N_ACTIONS)
-            ok[ok] = mask[r[ok], acts[ok]]
-            if not ok.all():
-                j = int(np.argmin(ok))
-                raise IllegalActionError(f"opponent {agent!r} chose illegal action "
-                                         f"{int(acts[j])} at seat {int(seats[r[j]])}")
-            out[r] = acts
-        return out
+        if opps[0] is opps[1] is opps[2]:
+            return choose(st, rows, [opps[0]])
+        return choose(st, rows, list(opps), pos)
 
     # ------------------------------------------------------------------ outputs
     def observe(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
