@@ -1,7 +1,7 @@
 """One table, readable: play a deal by action strings and read its record.
 
 ``Game`` wraps the batched engine with batch size 1 and keeps the game record
-(``sichuan-record/1``, see RECORD_FORMAT.md) as the deal goes. It is the convenient way to
+(``sichuan-record/1``, see docs/record_format.md) as the deal goes. It is the convenient way to
 script a deal, to test a rule, or to watch a bot play; training code uses the batched
 engine or the environments instead.
 

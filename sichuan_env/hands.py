@@ -12,7 +12,7 @@ Two layers:
   :func:`score`, :func:`theoretical_max`) takes tile strings or count vectors, checks
   everything and raises ``ValueError`` saying what is wrong, then calls the batched core.
 
-Conventions (RULES.md sections 5, 6 and 8):
+Conventions (docs/rules.md sections 5, 6 and 8):
 
 * A complete hand is ``4 - n_melds`` sets and one pair in the concealed tiles (each
   declared meld is one set), or seven pairs with no melds (four identical tiles are two
@@ -384,7 +384,8 @@ def _best_melded(t: _Tables, code: np.ndarray, pat: np.ndarray, held: np.ndarray
 
 
 def _raw_shanten(t: _Tables, c: np.ndarray, mk: np.ndarray, n: np.ndarray, v: np.ndarray):
-    """Shanten = fewest tiles to bring in - 1 (RULES four-copies limit included). int16."""
+    """Shanten = fewest tiles to bring in - 1 (the four-copies limit of docs/rules.md
+    included). int16."""
     b = c.shape[0]
     if b == 0:
         return np.zeros(0, dtype=np.int16)
@@ -731,7 +732,7 @@ def theoretical_max(
     concealed: Any, melds: Sequence = (), void: Any = None, rules: Rules | str | None = None
 ) -> int:
     """Highest value over the tiles the hand waits on, without the situational fans
-    (RULES.md section 8); 0 when the hand is not ready."""
+    (docs/rules.md section 8); 0 when the hand is not ready."""
     r = DEFAULT_RULES if rules is None else get_rules(rules)
     c, mk, _, v = _prepare(concealed, melds, void, (13,), "theoretical_max")
     return int(batch_theoretical_max(c[None], mk[None], np.array([v], np.int8), r.fan_cap)[0])

@@ -87,9 +87,9 @@ from sichuan_env.view import (
     state_arrays,
     view_row,
 )
+from sichuan_env.vocab import N_KINDS
 
 OBS_VERSION = "sichuan-obs/1"
-N_KINDS = 27
 SCORE_SCALE = 64.0
 SCORE_CLIP = 16.0
 
@@ -166,7 +166,6 @@ def plane_names(oracle: bool = False) -> list[str]:
 _C = {name: first for name, (first, _) in PLANES.items()}
 _SUIT_ROWS = np.repeat(np.eye(3, dtype=np.float32), 9, axis=1)  # (3, 27): suit -> its kinds
 _SUIT_ROWS_PAD = np.concatenate([_SUIT_ROWS, np.zeros((1, N_KINDS), np.float32)])  # -1 -> 0
-_MELD_TILES = np.array([0, 3, 4, 4, 4, 4], np.int8)  # meld code -> tiles in it
 assert MELDED_KONG == 3 and PROMOTED_KONG == 4 and POSTPONED_KONG == 5  # exposed kongs >= 3
 assert PUNG == 1 and CONCEALED_KONG == 2
 

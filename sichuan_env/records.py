@@ -1,4 +1,4 @@
-"""Game records (``sichuan-record/1``, see RECORD_FORMAT.md): build, replay, store.
+"""Game records (``sichuan-record/1``, see docs/record_format.md): build, replay, store.
 
 * :class:`RecordBuilder` turns the engine's :class:`~sichuan_env.engine.Ledger` entries of
   one table into a record dict (used by :mod:`sichuan_env.selfplay` and by :func:`replay`).
@@ -207,7 +207,7 @@ class RecordBuilder:
 
         A step's payments and wins are listed in event order (claims are answered one seat
         at a time but resolved together), and each ``kong_refund`` is split into one
-        refund per original kong payment (RULES.md section 12, points 10 and 13)."""
+        refund per original kong payment (docs/rules.md section 12, points 10 and 13)."""
         n = 0
         first = True
         self._step_first = len(self.record["events"])
@@ -513,7 +513,7 @@ def validate_record(record: Any) -> Rules:
         if not isinstance(w["fans"], dict) or any(
             f not in FAN_NAMES or not _is_int(c) for f, c in w["fans"].items()
         ):
-            raise RecordError(f"fan names of RULES.md section 6 with integer counts expected, "
+            raise RecordError(f"fan names of docs/rules.md section 6 with integer counts expected, "
                               f"got {w['fans']!r}", field=f"{where}.fans")
         if not _is_int(w["value"]):
             raise RecordError(f"an integer is expected, got {w['value']!r}",

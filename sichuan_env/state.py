@@ -14,17 +14,25 @@ import numpy as np
 
 from sichuan_env.actions import N_ACTIONS
 from sichuan_env.rules import Rules
+from sichuan_env.vocab import (  # noqa: F401 - the state's vocabulary, re-exported here
+    CONCEALED_KONG,
+    MELD_NAMES,
+    MELDED_KONG,
+    NO_MELD,
+    POSTPONED_KONG,
+    PROMOTED_KONG,
+    PUNG,
+    WALL_SIZE,
+)
 
-WALL_SIZE = 55
 RIVER_SIZE = 60  # a seat discards at most once per draw or claim: <= 55 + 4 + 1
 
 # phase
 VOID, TURN, CLAIM, ROB, DONE = 0, 1, 2, 3, 4
 PHASE_NAMES = ("void", "turn", "claim", "rob", "done")
 
-# meld kinds per tile kind (state.meld)
-NO_MELD, PUNG, CONCEALED_KONG, MELDED_KONG, PROMOTED_KONG, POSTPONED_KONG = 0, 1, 2, 3, 4, 5
-MELD_NAMES = ("", "pung", "concealed_kong", "melded_kong", "promoted_kong", "postponed_kong")
+# meld kinds per tile kind (state.meld): the codes NO_MELD .. POSTPONED_KONG and MELD_NAMES of
+# sichuan_env.vocab, imported above
 
 # claim options (state.claim_opts bits) and answers (state.claim_answer)
 OPT_HU, OPT_PUNG, OPT_KONG = 1, 2, 4
@@ -78,7 +86,7 @@ class State(NamedTuple):
     kong_this_turn: np.ndarray  # (B,) bool: the active seat declared a kong this turn
     shoot_flag: np.ndarray  # (B,) bool: the discard under claim follows a kong this turn
     dealer: np.ndarray  # (B,) int8
-    next_dealer: np.ndarray  # (B,) int8: dealer of the next deal (RULES.md section 9)
+    next_dealer: np.ndarray  # (B,) int8: dealer of the next deal (docs/rules.md section 9)
     deal_index: np.ndarray  # (B,) int16: deal number within the match
     episode: np.ndarray  # (B,) int32: match number on this table (auto-reset counts up)
     end_reason: np.ndarray  # (B,) int8: END_* of the last finished deal

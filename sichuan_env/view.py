@@ -29,8 +29,7 @@ import numpy as np
 
 from sichuan_env.jit import njit
 from sichuan_env.state import CLAIM, RIVER_SIZE, ROB, TURN, State
-
-N_KINDS = 27
+from sichuan_env.vocab import N_KINDS
 
 
 class SeatView(NamedTuple):
