@@ -314,8 +314,8 @@ def step(
     before anything changes. With ``autoreset`` a table whose match ended starts a new one
     (``done`` is still True for that step). ``inplace`` reuses the given state's arrays
     (faster; no copy; the engine then keeps the last few States stepped in place, so that
-    their arrays cross into the kernels as one object). ``mask`` is accepted for compatibility and not used: the legal
-    actions are checked from the state itself.
+    their arrays cross into the kernels as one object). ``mask`` is accepted for
+    compatibility and not used: the legal actions are checked from the state itself.
     """
     B = state.phase.shape[0]
     acts = actions
