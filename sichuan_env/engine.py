@@ -224,9 +224,42 @@ def _rules_array(rules: Rules) -> np.ndarray:
     return np.array([getattr(rules, f) for f in ek.RULE_FIELDS], dtype=np.int64)
 
 
+_RULE_ARGS: dict[int, tuple[Rules, tuple[np.ndarray, ...]]] = {}
+
+
 def _rule_args(rules: Rules) -> tuple[np.ndarray, ...]:
-    """The rule options and hand lookup tables, as the kernels take them."""
-    return (_rules_array(rules), *hand_tables())
+    """The rule options and hand lookup tables, as the kernels take them (cached by the
+    identity of ``rules``: hashing a Rules object costs more than a step of one table)."""
+    hit = _RULE_ARGS.get(id(rules))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
+    args = (_rules_array(rules), *hand_tables())
+    if len(_RULE_ARGS) > 64:
+        _RULE_ARGS.clear()
+    _RULE_ARGS[id(rules)] = (rules, args)
+    return args
+
+
+_BAGS: dict[int, tuple[State, Any]] = {}
+_RULE_BAGS: dict[int, tuple[Rules, Any]] = {}
+
+
+def _state_bag(st: State) -> tuple[State, Any]:
+    """The kernels' bag of ``st``'s arrays, kept (with ``st``, so that its id stays its
+    own) for the next in-place steps of the same State; a few States at a time."""
+    if len(_BAGS) >= 4:
+        _BAGS.clear()
+    entry = (st, ek.state_bag(*st.arrays()))
+    _BAGS[id(st)] = entry
+    return entry
+
+
+def _rule_bag(rules: Rules) -> tuple[Rules, Any]:
+    if len(_RULE_BAGS) > 64:
+        _RULE_BAGS.clear()
+    entry = (rules, ek.rule_bag(*_rule_args(rules)))
+    _RULE_BAGS[id(rules)] = entry
+    return entry
 
 
 _LOGS: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -280,10 +313,44 @@ def step(
     :class:`IllegalActionError` (naming the table, seat, action and the legal options)
     before anything changes. With ``autoreset`` a table whose match ended starts a new one
     (``done`` is still True for that step). ``inplace`` reuses the given state's arrays
-    (faster; no copy). ``mask`` is accepted for compatibility and not used: the legal
-    actions are checked from the state itself.
+    (faster; no copy; the engine then keeps the last few States stepped in place, so that
+    their arrays cross into the kernels as one object). ``mask`` is accepted for
+    compatibility and not used: the legal actions are checked from the state itself.
     """
-    B = state.batch_size
+    B = state.phase.shape[0]
+    acts = actions
+    if not (type(acts) is np.ndarray and acts.dtype == np.int64 and acts.shape == (B,)):
+        acts = _check_actions(actions, B)
+    st = state if inplace else state.copy()
+    rewards = np.empty((B, 4), dtype=np.float32)  # the kernel zeroes each table's row
+    done = np.empty(B, dtype=bool)
+    log, log_len = _LOGS.get(B) or _log_buffers(B)
+    if inplace:  # the same State again and again: its arrays cross as one bag
+        bag = _BAGS.get(id(st))
+        if bag is None or bag[0] is not st:
+            bag = _state_bag(st)
+        rb = _RULE_BAGS.get(id(st.rules))
+        if rb is None or rb[0] is not st.rules:
+            rb = _rule_bag(st.rules)
+        bad = ek.step_bag(acts, validate, autoreset, done, rb[1], log, log_len, rewards,
+                          bag[1])
+    else:
+        bad = ek.step_serial(acts, validate, autoreset, done, *_rule_args(st.rules), log,
+                             log_len, rewards, *st.arrays())
+    if bad != -1:
+        if bad == -2:  # pragma: no cover - sized for the rules
+            raise RuntimeError(
+                "engine step log overflow (or automatic moves that did not settle)")
+        _raise_illegal(state, int(bad), int(acts[bad]))
+    if ledger is not None:
+        _to_ledger(ledger, log, log_len)
+    if info:
+        return st, rewards, done, _step_info(log, log_len)
+    return st, rewards, done
+
+
+def _check_actions(actions: Any, B: int) -> np.ndarray:
+    """``actions`` as a (B,) int64 array, or a clear error."""
     acts = np.asarray(actions)
     if acts.dtype != np.int64:
         if acts.dtype.kind not in "iu" and acts.size:
@@ -292,21 +359,7 @@ def step(
     acts = acts.reshape(-1)
     if acts.shape != (B,):
         raise ValueError(f"expected {B} actions (one per table), got shape {acts.shape}")
-    st = state if inplace else state.copy()
-    rewards = np.zeros((B, 4), dtype=np.float32)
-    done = np.empty(B, dtype=bool)
-    log, log_len = _log_buffers(B)
-    bad = ek.step_serial(acts, validate, autoreset, done, *_rule_args(st.rules), log, log_len,
-                         rewards, *st.arrays())
-    if bad >= 0:
-        _raise_illegal(state, int(bad), int(acts[bad]))
-    if B and log_len.max() > ek.LOG_SIZE:  # pragma: no cover - sized for the rules
-        raise RuntimeError("engine step log overflow (or automatic moves that did not settle)")
-    if ledger is not None:
-        _to_ledger(ledger, log, log_len)
-    if info:
-        return st, rewards, done, _step_info(log, log_len)
-    return st, rewards, done
+    return acts
 
 
 def _step_info(log: np.ndarray, log_len: np.ndarray) -> StepInfo:

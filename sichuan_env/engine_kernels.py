@@ -35,6 +35,8 @@ from __future__ import annotations
 import collections
 
 import numpy as np
+from numba.core import types
+from numba.experimental import structref
 
 from sichuan_env import hand_kernels as hk
 from sichuan_env.actions import (
@@ -803,18 +805,97 @@ def _step_table(S, C, t, a, autoreset, done_out):
 
 
 @njit(inline="always")
+def _action_legal(S, C, t, a):
+    """``_fill_mask(S, C, t, row)[a]`` for one action ``a`` in 0..87, without the row."""
+    ph = S.phase[t]
+    seat = _i(S.current[t])
+    if ph == VOID:
+        if a >= VOID_SUIT:
+            s = a - VOID_SUIT
+            if s >= 3:
+                return False
+            n = 0
+            for k in range(9 * s, 9 * s + 9):
+                n += S.hand[t, seat, k]
+            return n == 0
+        if a >= VOID_TILE:
+            return S.hand[t, seat, a - VOID_TILE] > 0
+        return False
+    if ph == TURN:
+        if a >= VOID_TILE and a != HU and not (KONG <= a < KONG + 27):
+            return False
+        vd = _i(S.void[t, seat])
+        has_void = False
+        if vd >= 0:
+            for k in range(9 * vd, 9 * vd + 9):
+                if S.hand[t, seat, k] > 0:
+                    has_void = True
+        sa = _i(S.set_aside[t, seat])
+        if a < VOID_TILE:
+            k = a - DISCARD
+            if sa >= 0:
+                return k == sa
+            if S.hand[t, seat, k] <= 0:
+                return False
+            return not (has_void and C.rules[R_STRICT_VOID] != 0) or k // 9 == vd
+        after_pung = S.after_pung[t]
+        if a != HU:
+            if after_pung or _wall_left(S, t) < 1:
+                return False
+            k = a - KONG
+            v = 1 if (vd >= 0 and k // 9 == vd) else 0
+            return KONG_OK[30 * v + 5 * S.meld[t, seat, k] + S.hand[t, seat, k]]
+        if after_pung or sa >= 0 or has_void:
+            return False
+        return hk.is_complete(C.flags3, C.complete, S.hand[t, seat], -1,
+                              _n_melds(S, t, seat), vd)
+    if ph in (CLAIM, ROB):
+        opts = S.claim_opts[t, seat]
+        if a == HU:
+            return (opts & OPT_HU) != 0
+        if a == PUNG:
+            return (opts & OPT_PUNG) != 0
+        if a == MELDED_KONG:
+            return (opts & OPT_KONG) != 0
+        return a == PASS
+    return False
+
+
+@njit(inline="always")
 def _first_illegal(S, C, actions):
-    """Index of the first live table whose action is not legal, or -1."""
-    row = np.empty(N_ACTIONS, np.bool_)
+    """Index of the first live table whose action is not legal, or -1. Legality is
+    computed from the state (not read from the stored ``legal_action_mask``)."""
     for t in range(actions.shape[0]):
         if S.done[t]:
             continue
         a = actions[t]
-        if a < 0 or a >= N_ACTIONS:
+        if a < 0 or a >= N_ACTIONS or not _action_legal(S, C, t, a):
             return t
-        _fill_mask(S, C, t, row)
-        if not row[a]:
-            return t
+    return -1
+
+
+@njit
+def action_legal_rows(out, rules, flags3, complete, packed, shift, mask, mask7, *arrays):
+    """``out`` (B, 88): :func:`_action_legal` of every table and action (for the tests,
+    which compare it with :func:`masks`)."""
+    S = Arrays(*arrays)
+    C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
+    for t in range(out.shape[0]):
+        for a in range(out.shape[1]):
+            out[t, a] = _action_legal(S, C, t, a)
+
+
+@njit(inline="always")
+def _step_all(S, C, actions, validate, autoreset, done_out):
+    if validate:
+        bad = _first_illegal(S, C, actions)
+        if bad >= 0:
+            return bad
+    for t in range(actions.shape[0]):
+        _step_table(S, C, _i(t), actions[t], autoreset, done_out)
+    for t in range(actions.shape[0]):
+        if C.log_len[t] > C.log.shape[1]:
+            return -2
     return -1
 
 
@@ -822,16 +903,76 @@ def _first_illegal(S, C, actions):
 def step_serial(actions, validate, autoreset, done_out, rules, flags3, complete, packed, shift,
                 mask, mask7, log, log_len, rewards, *arrays):
     """One step of every table, one after another. Returns the first illegal table (and
-    changes nothing) or -1."""
+    changes nothing), -2 when a table's log overflowed, else -1."""
     S = Arrays(*arrays)
     C = Ctx(rules, flags3, complete, packed, shift, mask, mask7, log, log_len, rewards)
-    if validate:
-        bad = _first_illegal(S, C, actions)
-        if bad >= 0:
-            return bad
-    for t in range(actions.shape[0]):
-        _step_table(S, C, _i(t), actions[t], autoreset, done_out)
-    return -1
+    return _step_all(S, C, actions, validate, autoreset, done_out)
+
+
+# ----------------------------------------------------------------------------- bags
+# A call that passes the 42 state arrays spends most of a one-table step unboxing them
+# (about 65 ns an array). A bag (a numba StructRef) holds references to the same arrays
+# and crosses into compiled code as one object; :mod:`sichuan_env.engine` keeps one per
+# State it steps in place.
+
+
+@structref.register
+class StateBagType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class StateBag(structref.StructRefProxy):
+    """The arrays of one State (not copies), as one argument of a compiled call."""
+
+
+structref.define_proxy(StateBag, StateBagType, list(ARRAY_FIELDS))
+
+
+@structref.register
+class RuleBagType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class RuleBag(structref.StructRefProxy):
+    """The rule options and hand lookup tables, as one argument of a compiled call."""
+
+
+RULE_BAG_FIELDS = ("rules", "flags3", "complete", "packed", "shift", "mask", "mask7")
+structref.define_proxy(RuleBag, RuleBagType, list(RULE_BAG_FIELDS))
+
+
+@njit
+def state_bag(*arrays):
+    """A :class:`StateBag` of the state arrays (in ``State._fields`` order)."""
+    return StateBag(*arrays)
+
+
+@njit
+def rule_bag(rules, flags3, complete, packed, shift, mask, mask7):
+    return RuleBag(rules, flags3, complete, packed, shift, mask, mask7)
+
+
+@njit(inline="always")
+def _unpack(b):
+    return Arrays(b.wall, b.wall_front, b.wall_back, b.key, b.hand, b.set_aside, b.void,
+        b.void_revealed, b.meld, b.river, b.river_len, b.live_discards, b.won_tiles,
+        b.hu, b.hu_tile, b.hu_rank, b.hu_from, b.scores, b.match_scores,
+        b.nonvoid_discard, b.kong_income, b.turn_kong_paid, b.passed_hu, b.phase,
+        b.current, b.active, b.claim_tile, b.claim_opts, b.claim_value, b.claim_answer,
+        b.drawn_tile, b.drawn_replacement, b.after_pung, b.kong_this_turn, b.shoot_flag,
+        b.dealer, b.next_dealer, b.deal_index, b.episode, b.end_reason, b.done,
+        b.legal_action_mask)
+
+
+@njit
+def step_bag(actions, validate, autoreset, done_out, rb, log, log_len, rewards, bag):
+    """:func:`step_serial` with the state and rule arrays in bags."""
+    S = _unpack(bag)
+    C = Ctx(rb.rules, rb.flags3, rb.complete, rb.packed, rb.shift, rb.mask, rb.mask7, log,
+            log_len, rewards)
+    return _step_all(S, C, actions, validate, autoreset, done_out)
 
 
 @njit
