@@ -138,6 +138,17 @@ Ctx = collections.namedtuple(
 
 
 @njit(inline="always")
+def _holds_void_tile(S, t, seat):
+    """Whether ``seat`` of table ``t`` still holds a tile of its forbidden suit."""
+    vd = S.void[t, seat]
+    if vd >= 0:
+        for k in range(9 * vd, 9 * vd + 9):
+            if S.hand[t, seat, k] > 0:
+                return True
+    return False
+
+
+@njit(inline="always")
 def _log(C, t, typ, a, b, c, d):
     n = C.log_len[t]
     if n < C.log.shape[1]:
@@ -323,11 +334,7 @@ def _fill_mask(S, C, t, row):
             row[VOID_SUIT + s] = n == 0
     elif ph == TURN:
         vd = _i(S.void[t, seat])
-        has_void = False
-        if vd >= 0:
-            for k in range(9 * vd, 9 * vd + 9):
-                if S.hand[t, seat, k] > 0:
-                    has_void = True
+        has_void = _holds_void_tile(S, t, seat)
         sa = _i(S.set_aside[t, seat])
         if sa >= 0:
             row[DISCARD + sa] = True
@@ -704,11 +711,7 @@ def _settle_wall(S, C, t):
         if S.hu[t, s]:
             continue
         vd = S.void[t, s]
-        p = S.set_aside[t, s] >= 0
-        if vd >= 0:
-            for k in range(9 * vd, 9 * vd + 9):
-                if S.hand[t, s, k] > 0:
-                    p = True
+        p = S.set_aside[t, s] >= 0 or _holds_void_tile(S, t, s)
         pig[s] = p
         if p:
             continue
@@ -825,11 +828,7 @@ def _action_legal(S, C, t, a):
         if a >= VOID_TILE and a != HU and not (KONG <= a < KONG + 27):
             return False
         vd = _i(S.void[t, seat])
-        has_void = False
-        if vd >= 0:
-            for k in range(9 * vd, 9 * vd + 9):
-                if S.hand[t, seat, k] > 0:
-                    has_void = True
+        has_void = _holds_void_tile(S, t, seat)
         sa = _i(S.set_aside[t, seat])
         if a < VOID_TILE:
             k = a - DISCARD
