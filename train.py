@@ -79,6 +79,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--eval-every", type=int, default=200_000, help="steps (200000; 0: off)")
     p.add_argument("--eval-deals", type=int, default=500,
                    help="walls per periodic evaluation (each played 4 times, duplicate)")
+    p.add_argument("--eval-against", default="random,greedy",
+                   help="bots the evaluations play against (random,greedy)")
     p.add_argument("--final-eval-deals", type=int, default=2000,
                    help="walls for the final evaluation (2000)")
     p.add_argument("--snapshot-every", type=int, default=100_000,
@@ -88,6 +90,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--features", default="analysis", choices=["analysis", "raw"],
                    help="observation for the policy: raw planes, or with the hand-analysis "
                         "planes of agents.features (default analysis)")
+    p.add_argument("--advice", default="none",
+                   help="give the policy a bot's choice for each decision as extra input "
+                        "planes (agents/advice.py): rules, greedy or none (none)")
     p.add_argument("--imitate", default="rules",
                    help="warm start: imitate this bot (rules, greedy) before PPO, DAgger "
                         "style (agents/imitation.py); none = start from scratch; skipped "
@@ -213,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     seats = tuple(int(s) for s in args.learner_seats.split(","))
+    eval_against = tuple(s.strip() for s in args.eval_against.split(",") if s.strip())
     self_play = "self" in args.opponents.split(",")
 
     teacher = None
@@ -227,8 +233,14 @@ def main(argv: list[str] | None = None) -> int:
     placeholder = None if self_play else make_opponents(args.opponents, args.seed)
     env = SichuanVecEnv(args.tables, rules=args.rules, learner_seats=seats,
                         opponents=placeholder, seed=args.seed)
-    if args.features == "analysis":
+    if args.features == "analysis" or args.advice != "none":
         env = AnalysisVecEnv(env)
+    if args.advice != "none":
+        if self_play:
+            raise SystemExit("--advice does not combine with --opponents self")
+        from agents.advice import AdviceVecEnv, make_adviser
+
+        env = AdviceVecEnv(env, make_adviser(args.advice, seed=args.seed + 555))
     n_envs = env.num_envs
     if args.resume:
         model = MaskablePPO.load(args.resume, env=env, device="cpu",
@@ -240,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             ent_coef=args.ent_coef, policy_kwargs=policy_kwargs(), seed=args.seed,
             tensorboard_log=str(out / "tb"), device="cpu", verbose=0,
         )
+    model.sichuan_rules = args.rules  # saved with the model: the preset its planes follow
     if self_play:
         env.unwrapped.opponents = make_opponents(args.opponents, args.seed, model)
     imitation = None
@@ -265,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
                         opp.update(self.model)
                 self.next_snap += args.snapshot_every
             if args.eval_every and self.num_timesteps >= self.next_eval:
-                res = evaluate(self.model, args.rules, args.eval_deals, args.seed + 7)
+                res = evaluate(self.model, args.rules, args.eval_deals, args.seed + 7,
+                               opponents=eval_against)
                 for name, r in res.items():
                     self.logger.record(f"eval/ppo_minus_{name}", r["diff_vs_bot"])
                     self.logger.record(f"eval/ppo_points_vs_{name}", r["ppo_mean"])
@@ -297,15 +311,16 @@ def main(argv: list[str] | None = None) -> int:
           flush=True)
 
     t1 = time.perf_counter()
-    results = evaluate(model, args.rules, args.final_eval_deals, args.seed + 1000)
+    results = evaluate(model, args.rules, args.final_eval_deals, args.seed + 1000,
+                       opponents=eval_against)
     print(f"\nfinal evaluation (duplicate arena, {args.final_eval_deals} walls x 4 seatings, "
           f"{time.perf_counter() - t1:.0f} s); 95% confidence intervals")
     print(format_results(results))
     summary = {"args": vars(args), "steps": steps_done, "train_seconds": train_time,
                "steps_per_second": sps, "imitation": imitation, "results": results}
     (out / "results.json").write_text(json.dumps(summary, indent=2))
-    beat_random = results["random"]["diff_ci95"][0] > 0
-    print("beats random (CI excludes zero):", "yes" if beat_random else "no")
+    for name, r in results.items():
+        print(f"beats {name} (CI excludes zero):", "yes" if r["diff_ci95"][0] > 0 else "no")
     return 0
 
 

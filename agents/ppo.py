@@ -1,5 +1,9 @@
 """A trained MaskablePPO model as an agent for the arena, the environments and the
-terminal play (``--opponents ppo:path/to/model.zip``)."""
+terminal play (``--opponents ppo:path/to/model.zip``).
+
+Models trained with the adviser's planes (:mod:`agents.advice`) read a seat view instead of
+planes: the agent then builds the planes itself (for the rules its model was trained
+under), the analysis planes and the adviser's choice, exactly as the training env did."""
 
 from __future__ import annotations
 
@@ -10,6 +14,9 @@ import numpy as np
 
 from agents.base import BaseAgent
 from agents.features import N_FEATURE_PLANES, augment
+from sichuan_env.observation import N_CHANNELS, planes_from_view
+from sichuan_env.rules import get_rules
+from sichuan_env.view import SeatView
 
 
 class PPOAgent(BaseAgent):
@@ -17,9 +24,13 @@ class PPOAgent(BaseAgent):
 
     ``model`` is a loaded ``sb3_contrib.MaskablePPO`` or a path to its ``.zip``.
     ``deterministic`` picks the most likely action (the default for evaluation).
+    ``rules``: the preset whose scales the planes use, for a model that reads a seat view
+    (one trained with advice planes; default: the preset it was trained under when the
+    model says so, else "mil"); ``adviser``: the bot giving the advice ("rules").
     """
 
-    def __init__(self, model: Any, deterministic: bool = True, device: str = "cpu") -> None:
+    def __init__(self, model: Any, deterministic: bool = True, device: str = "cpu",
+                 rules: str | None = None, adviser: str = "rules") -> None:
         if isinstance(model, str | Path):
             path = Path(model)
             if not path.exists() and not path.with_suffix(".zip").exists():
@@ -33,12 +44,33 @@ class PPOAgent(BaseAgent):
         self.model = model
         self.deterministic = deterministic
         self.name = f"ppo:{self.path}" if self.path else "ppo"
+        self.adviser = None
+        if _advised(model.observation_space.shape):
+            from agents.advice import make_adviser
 
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        obs = np.asarray(observations, dtype=np.float32)
+            self.needs = "view"
+            self.adviser = make_adviser(adviser)
+            self.rules = get_rules(rules or getattr(model, "sichuan_rules", None) or "mil")
+
+    def advised_input(self, view: SeatView, masks: np.ndarray) -> np.ndarray:
+        """Planes + analysis planes + the adviser's choice, from seat views."""
+        from agents.advice import advice_planes
+
+        planes = augment(planes_from_view(view, self.rules))
+        return np.concatenate([planes, advice_planes(self.adviser.act_batch(view, masks))],
+                              axis=1)
+
+    def act_batch(self, observations: np.ndarray | SeatView, masks: np.ndarray) -> np.ndarray:
         m = np.asarray(masks).astype(bool, copy=False)
-        if obs.shape[0] == 0:
+        if m.shape[0] == 0:
             return np.zeros(0, np.int64)
+        if self.adviser is not None:
+            if not isinstance(observations, SeatView):
+                raise TypeError(f"{self!r} reads seat views (needs = 'view'): its model was "
+                                "trained with advice planes; pass sichuan_env.view.seat_view")
+            obs = self.advised_input(observations, m)
+        else:
+            obs = np.asarray(observations, dtype=np.float32)
         want = self.model.observation_space.shape
         if obs.shape[1:] != want and obs.shape[1] + N_FEATURE_PLANES == want[0]:
             obs = augment(obs)  # the model was trained with the analysis planes
@@ -52,6 +84,13 @@ class PPOAgent(BaseAgent):
 
     def __repr__(self) -> str:
         return f"PPOAgent({self.path or 'in-memory model'})"
+
+
+def _advised(shape: tuple[int, ...]) -> bool:
+    """Whether a model with this observation shape reads the advice planes."""
+    from agents.advice import N_ADVICE_PLANES
+
+    return shape[0] == N_CHANNELS + N_FEATURE_PLANES + N_ADVICE_PLANES
 
 
 class SnapshotAgent(BaseAgent):

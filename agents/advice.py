@@ -1,0 +1,112 @@
+"""A rule bot's choice as extra input planes: the "advice" a policy may follow or overrule.
+
+A network trained from the rule bot's labels alone reproduces it imperfectly and starts
+PPO below it. Given the bot's choice for the very decision it faces, a network learns to
+copy it almost exactly within a short warm start, and PPO then only has to learn where
+deviating from the bot pays (a residual policy over a heuristic). The adviser reads the
+same seat view the learner's planes come from (:mod:`sichuan_env.view`), so nothing hidden
+leaks into the policy's input.
+
+The adviser's action ``a`` becomes 7 planes over the 27 tile kinds:
+
+=================  ==========================================================================
+plane              meaning
+=================  ==========================================================================
+advice_discard     1 at kind ``a`` for a discard (actions 0..26)
+advice_void        1 at kind ``a - 27`` for a set-aside tile (27..53); for a void suit by
+                   indicator card (54..56), 1 at the nine kinds of that suit
+advice_kong        1 at kind ``a - 57`` for a kong on one's own turn (57..83)
+advice_pung        1 everywhere when the advice is pung (84)
+advice_melded_kong 1 everywhere when it is a melded kong (85)
+advice_hu          1 everywhere when it is Hu (86)
+advice_pass        1 everywhere when it is pass (87)
+=================  ==========================================================================
+
+:class:`AdviceVecEnv` appends them to a VecEnv's observations (after the analysis planes of
+:mod:`agents.features`); :class:`agents.ppo.PPOAgent` computes them itself when its model
+was trained with them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+
+from sichuan_env.actions import HU, KONG, MELDED_KONG, N_ACTIONS, PASS, PUNG, VOID_SUIT, VOID_TILE
+from sichuan_env.vocab import N_KINDS
+
+N_ADVICE_PLANES = 7
+ADVICE_PLANE_NAMES = ("advice_discard", "advice_void", "advice_kong", "advice_pung",
+                      "advice_melded_kong", "advice_hu", "advice_pass")
+
+
+def advice_planes(actions: np.ndarray) -> np.ndarray:
+    """(N,) actions -> (N, 7, 27) float32 planes (see the module docstring)."""
+    a = np.asarray(actions, dtype=np.int64).reshape(-1)
+    if a.size and (a.min() < 0 or a.max() >= N_ACTIONS):
+        raise ValueError(f"advice actions must lie in 0..{N_ACTIONS - 1}, got "
+                         f"{int(a.min())}..{int(a.max())}")
+    out = np.zeros((a.shape[0], N_ADVICE_PLANES, N_KINDS), np.float32)
+    rows = np.arange(a.shape[0])
+    d = a < VOID_TILE
+    out[rows[d], 0, a[d]] = 1.0
+    v = (a >= VOID_TILE) & (a < VOID_SUIT)
+    out[rows[v], 1, a[v] - VOID_TILE] = 1.0
+    for r in np.flatnonzero((a >= VOID_SUIT) & (a < KONG)):
+        s = a[r] - VOID_SUIT
+        out[r, 1, 9 * s:9 * s + 9] = 1.0
+    k = (a >= KONG) & (a < PUNG)
+    out[rows[k], 2, a[k] - KONG] = 1.0
+    for plane, action in ((3, PUNG), (4, MELDED_KONG), (5, HU), (6, PASS)):
+        out[a == action, plane, :] = 1.0
+    return out
+
+
+def make_adviser(name: str = "rules", seed: int = 0) -> Any:
+    """The bot whose choices fill the advice planes (a registered name or spec)."""
+    from sichuan_env.agent import make_agent
+
+    return make_agent(name, seed=seed)
+
+
+class AdviceVecEnv(VecEnvWrapper):
+    """A VecEnv whose observations carry the adviser's choice for each slot's learner seat.
+
+    ``venv`` is a :class:`sichuan_env.vector.SichuanVecEnv`, possibly wrapped (the
+    adviser's input comes from its ``learner_inputs``); terminal observations get empty
+    advice (the deal is over, there is nothing to advise)."""
+
+    def __init__(self, venv: VecEnv, adviser: Any) -> None:
+        space = venv.observation_space
+        assert isinstance(space, spaces.Box)
+        low = np.concatenate([space.low, np.zeros((N_ADVICE_PLANES, N_KINDS), np.float32)])
+        high = np.concatenate([space.high, np.ones((N_ADVICE_PLANES, N_KINDS), np.float32)])
+        super().__init__(venv, observation_space=spaces.Box(low, high, dtype=np.float32))
+        self.adviser = adviser
+
+    def advice(self) -> np.ndarray:
+        """(num_envs,) the adviser's action for every slot now."""
+        masks = self.venv.action_masks()
+        return np.asarray(self.adviser.act_batch(self.venv.learner_inputs(self.adviser),
+                                                 masks), np.int64)
+
+    def _with_advice(self, obs: np.ndarray) -> np.ndarray:
+        return np.concatenate([obs, advice_planes(self.advice())], axis=1)
+
+    def reset(self) -> np.ndarray:
+        return self._with_advice(self.venv.reset())
+
+    def step_wait(self):
+        obs, rewards, dones, infos = self.venv.step_wait()
+        for info in infos:
+            if "terminal_observation" in info:
+                t = info["terminal_observation"]
+                info["terminal_observation"] = np.concatenate(
+                    [t, np.zeros((N_ADVICE_PLANES, N_KINDS), np.float32)])
+        return self._with_advice(obs), rewards, dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        return self.venv.action_masks()
