@@ -6,11 +6,11 @@ Command line::
         --seed 1 --rules mil --out results.json [--records deals.jsonl] [--tables 1024]
 
 Seats are agent specs for :func:`sichuan_env.agent.make_agent`: ``random``, ``greedy``,
-``rules``, ``ppo:PATH``, names registered by installed packages, import paths
-``package.module:ClassName`` or ``path/to/file.py:ClassName``, each optionally with
-``?key=value&...`` arguments (``tests/data/mybot.py:MyBot?prefer=low``). A spec that does
-not resolve to a legal agent, or an output path that cannot be written, stops the command
-before the first deal with one line on stderr and exit status 2.
+``rules``, ``ppo`` (the shipped model), ``ppo:PATH``, names registered by installed
+packages, import paths ``package.module:ClassName`` or ``path/to/file.py:ClassName``, each
+optionally with ``?key=value&...`` arguments (``tests/data/mybot.py:MyBot?prefer=low``). A
+spec that does not resolve to a legal agent, or an output path that cannot be written,
+stops the command before the first deal with one line on stderr and exit status 2.
 
 Python::
 
@@ -513,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m agents.arena", description=__doc__.split(
         "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seats", required=True,
-                   help="four comma-separated agents: random, greedy, rules, ppo:PATH, "
+                   help="four comma-separated agents: random, greedy, rules, ppo, ppo:PATH, "
                         "package.module:Class, path/to/file.py:Class (+ ?key=value&...)")
     p.add_argument("--deals", type=int, default=20000, help="deals to play (default 20000)")
     dup = p.add_mutually_exclusive_group()

@@ -18,19 +18,30 @@ from sichuan_env.observation import N_CHANNELS, planes_from_view
 from sichuan_env.rules import get_rules
 from sichuan_env.view import SeatView
 
+#: The model shipped with the package: what the agent name ``ppo`` (no path) plays. How it
+#: was made, and its measured strength, are in ``ppo_mil.json`` next to it.
+SHIPPED_MODEL = Path(__file__).resolve().parent / "models" / "ppo_mil.zip"
+
 
 class PPOAgent(BaseAgent):
     """Chooses with a MaskablePPO policy; illegal actions are masked out.
 
-    ``model`` is a loaded ``sb3_contrib.MaskablePPO`` or a path to its ``.zip``.
+    ``model`` is a loaded ``sb3_contrib.MaskablePPO`` or a path to its ``.zip``; by default
+    the model shipped with the package (:data:`SHIPPED_MODEL`).
     ``deterministic`` picks the most likely action (the default for evaluation).
     ``rules``: the preset whose scales the planes use, for a model that reads a seat view
     (one trained with advice planes; default: the preset it was trained under when the
     model says so, else "mil"); ``adviser``: the bot giving the advice ("rules").
     """
 
-    def __init__(self, model: Any, deterministic: bool = True, device: str = "cpu",
+    def __init__(self, model: Any = None, deterministic: bool = True, device: str = "cpu",
                  rules: str | None = None, adviser: str = "rules") -> None:
+        shipped = model is None
+        if shipped:
+            model = SHIPPED_MODEL
+            if not model.exists():
+                raise FileNotFoundError(f"the shipped PPO model is missing: no file {model} "
+                                        "(reinstall the package, or give ppo:PATH)")
         if isinstance(model, str | Path):
             path = Path(model)
             if not path.exists() and not path.with_suffix(".zip").exists():
@@ -43,7 +54,7 @@ class PPOAgent(BaseAgent):
             self.path = None
         self.model = model
         self.deterministic = deterministic
-        self.name = f"ppo:{self.path}" if self.path else "ppo"
+        self.name = "ppo" if shipped or not self.path else f"ppo:{self.path}"
         self.adviser = None
         if _advised(model.observation_space.shape):
             from agents.advice import make_adviser

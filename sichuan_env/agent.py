@@ -26,7 +26,7 @@ over the rows). ``reset()`` is an optional hook called at the start of a deal.
 **Agents by name.** :func:`make_agent` turns a spec string into an agent; every command
 and environment that takes an agent by name goes through it::
 
-    random | greedy | rules                   registered names
+    random | greedy | rules | ppo             registered names (ppo: the shipped model)
     ppo:runs/a/model.zip                      a registered name with its argument
     mypkg.bots:MyBot                          an import path: module:attribute
     path/to/mybot.py:MyBot                    a Python file: path.py:attribute
@@ -99,7 +99,9 @@ BUILTIN_AGENTS: dict[str, str] = {
     "rllib": "agents.rllib_agent:RLlibAgent",
 }
 #: Registered names that need an argument, with how it is shown in messages.
-_ARGUMENT_HINTS = {"ppo": "PATH", "rllib": "PATH"}
+_ARGUMENT_HINTS = {"rllib": "PATH"}
+#: Registered names that take an optional argument (``ppo``: the shipped model, or a path).
+_OPTIONAL_ARGUMENTS = {"ppo": "PATH"}
 
 # ----------------------------------------------------------------------------- protocol
 
@@ -241,9 +243,18 @@ def _entry_points() -> dict[str, metadata.EntryPoint]:
 
 
 def known_agents() -> list[str]:
-    """The registered names, sorted; names that need an argument as ``name:ARG``."""
+    """The registered names, sorted; names that need an argument as ``name:ARG``, names
+    with an optional one as ``name[:ARG]``."""
     names = set(_entry_points()) | set(BUILTIN_AGENTS)
-    return sorted(f"{n}:{_ARGUMENT_HINTS[n]}" if n in _ARGUMENT_HINTS else n for n in names)
+
+    def shown(n: str) -> str:
+        if n in _ARGUMENT_HINTS:
+            return f"{n}:{_ARGUMENT_HINTS[n]}"
+        if n in _OPTIONAL_ARGUMENTS:
+            return f"{n}[:{_OPTIONAL_ARGUMENTS[n]}]"
+        return n
+
+    return sorted(shown(n) for n in names)
 
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -4,14 +4,14 @@
 
 The human plays seat ``--seat`` (0 deals); the three other seats are played by
 ``--opponents`` (one spec for all three, or three comma-separated specs: ``random``,
-``greedy``, ``rules``, ``ppo:PATH``, an import path ``package.module:ClassName`` or
-``path/to/file.py:ClassName``; see :func:`sichuan_env.agent.make_agent`). Before each of
-your decisions the table is shown from your seat (:func:`sichuan_env.render.render_text`)
-with the legal choices; type one by name: ``discard 5m``, ``void 5m``, ``void s``,
-``kong 5m``, ``kong``, ``pung``, ``hu``, ``pass`` (a bare tile such as ``5m`` means
-``discard 5m``; ``?`` lists the choices again; ``quit`` leaves). An illegal choice is
-refused and the legal ones are printed. ``--auto-first`` plays the first legal choice
-for you (for tests and demos).
+``greedy``, ``rules``, ``ppo`` (the shipped model), ``ppo:PATH``, an import path
+``package.module:ClassName`` or ``path/to/file.py:ClassName``; see
+:func:`sichuan_env.agent.make_agent`). Before each of your decisions the table is shown
+from your seat (:func:`sichuan_env.render.render_text`) with the legal choices; type one
+by name: ``discard 5m``, ``void 5m``, ``void s``, ``kong 5m``, ``kong``, ``pung``, ``hu``,
+``pass`` (a bare tile such as ``5m`` means ``discard 5m``; ``?`` lists the choices again;
+``quit`` leaves). An illegal choice is refused and the legal ones are printed.
+``--auto-first`` plays the first legal choice for you (for tests and demos).
 """
 
 from __future__ import annotations

@@ -91,9 +91,9 @@ def test_agent_object_and_factory():
 
 
 @pytest.mark.parametrize("spec, words", [
-    ("nope", ["unknown agent 'nope'", "greedy", "ppo:PATH", "random", "rules",
-              "package.module:ClassName"]),
-    ("ppo", ["needs an argument", "ppo:PATH"]),
+    ("nope", ["unknown agent 'nope'", "greedy", "ppo[:PATH]", "rllib:PATH", "random",
+              "rules", "package.module:ClassName"]),
+    ("rllib", ["needs an argument", "rllib:PATH"]),
     ("ppo:/nonexistent/model.zip", ["PPOAgent", "FileNotFoundError", "/nonexistent"]),
     ("no_such_pkg.bots:Bot", ["no module named 'no_such_pkg'"]),
     ("tests/no_such_file.py:Bot", ["no file tests/no_such_file.py"]),
@@ -120,7 +120,7 @@ def test_bad_specs_give_one_clear_line(spec, words):
 
 def test_known_agents_lists_builtins():
     names = known_agents()
-    assert {"random", "greedy", "rules", "ppo:PATH"} <= set(names)
+    assert {"random", "greedy", "rules", "ppo[:PATH]", "rllib:PATH"} <= set(names)
     assert names == sorted(names)
 
 
