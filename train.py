@@ -93,6 +93,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--advice", default="none",
                    help="give the policy a bot's choice for each decision as extra input "
                         "planes (agents/advice.py): rules, greedy or none (none)")
+    p.add_argument("--oracle-critic", action="store_true",
+                   help="the value function also reads the hidden tiles (other hands, the "
+                        "wall) during training; the policy never does (agents/oracle_critic.py)")
     p.add_argument("--imitate", default="rules",
                    help="warm start: imitate this bot (rules, greedy) before PPO, DAgger "
                         "style (agents/imitation.py); none = start from scratch; skipped "
@@ -241,15 +244,23 @@ def main(argv: list[str] | None = None) -> int:
         from agents.advice import AdviceVecEnv, make_adviser
 
         env = AdviceVecEnv(env, make_adviser(args.advice, seed=args.seed + 555))
+    policy: Any = "MlpPolicy"
+    kwargs = policy_kwargs()
+    if args.oracle_critic:
+        from agents.oracle_critic import OracleVecEnv
+        from agents.ppo_policy import OracleCriticPolicy
+
+        env = OracleVecEnv(env)
+        policy, kwargs = OracleCriticPolicy, policy_kwargs(policy_planes=env.policy_planes)
     n_envs = env.num_envs
     if args.resume:
         model = MaskablePPO.load(args.resume, env=env, device="cpu",
                                  tensorboard_log=str(out / "tb"))
     else:
         model = MaskablePPO(
-            "MlpPolicy", env, n_steps=args.n_steps, batch_size=args.batch_size,
+            policy, env, n_steps=args.n_steps, batch_size=args.batch_size,
             n_epochs=args.epochs, learning_rate=args.lr, gamma=args.gamma, gae_lambda=0.95,
-            ent_coef=args.ent_coef, policy_kwargs=policy_kwargs(), seed=args.seed,
+            ent_coef=args.ent_coef, policy_kwargs=kwargs, seed=args.seed,
             tensorboard_log=str(out / "tb"), device="cpu", verbose=0,
         )
     model.sichuan_rules = args.rules  # saved with the model: the preset its planes follow

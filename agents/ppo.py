@@ -56,7 +56,10 @@ class PPOAgent(BaseAgent):
         self.deterministic = deterministic
         self.name = "ppo" if shipped or not self.path else f"ppo:{self.path}"
         self.adviser = None
-        if _advised(model.observation_space.shape):
+        # channels the actor reads; a model with an oracle critic has more after them
+        self.acting_planes = int(getattr(model.policy, "policy_planes",
+                                         model.observation_space.shape[0]))
+        if _advised(self.acting_planes):
             from agents.advice import make_adviser
 
             self.needs = "view"
@@ -83,8 +86,11 @@ class PPOAgent(BaseAgent):
         else:
             obs = np.asarray(observations, dtype=np.float32)
         want = self.model.observation_space.shape
-        if obs.shape[1:] != want and obs.shape[1] + N_FEATURE_PLANES == want[0]:
+        if obs.shape[1] + N_FEATURE_PLANES == self.acting_planes:
             obs = augment(obs)  # the model was trained with the analysis planes
+        if obs.shape[1] == self.acting_planes < want[0]:  # the critic's hidden planes:
+            pad = np.zeros((obs.shape[0], want[0] - obs.shape[1], *want[1:]), np.float32)
+            obs = np.concatenate([obs, pad], axis=1)  # the actor does not read them
         if obs.shape[1:] != want:
             raise ValueError(
                 f"the PPO model expects observations of shape {want}, got {obs.shape[1:]}"
@@ -97,11 +103,11 @@ class PPOAgent(BaseAgent):
         return f"PPOAgent({self.path or 'in-memory model'})"
 
 
-def _advised(shape: tuple[int, ...]) -> bool:
-    """Whether a model with this observation shape reads the advice planes."""
+def _advised(acting_planes: int) -> bool:
+    """Whether a policy reading this many channels reads the advice planes."""
     from agents.advice import N_ADVICE_PLANES
 
-    return shape[0] == N_CHANNELS + N_FEATURE_PLANES + N_ADVICE_PLANES
+    return acting_planes == N_CHANNELS + N_FEATURE_PLANES + N_ADVICE_PLANES
 
 
 class SnapshotAgent(BaseAgent):

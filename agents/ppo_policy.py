@@ -13,17 +13,20 @@ from typing import Any
 
 import gymnasium as gym
 import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 
 class TilePlanesExtractor(BaseFeaturesExtractor):
-    """(N, C, 27) planes -> (N, features_dim) features."""
+    """(N, C, 27) planes -> (N, features_dim) features; ``planes``: read only the first
+    ``planes`` channels (the rest are there for another extractor; default all)."""
 
     def __init__(self, observation_space: gym.spaces.Box, features_dim: int = 256,
-                 channels: int = 64) -> None:
+                 channels: int = 64, planes: int | None = None) -> None:
         super().__init__(observation_space, features_dim)
-        n_planes = int(observation_space.shape[0])
+        n_planes = int(observation_space.shape[0]) if planes is None else int(planes)
+        self.planes = n_planes
         self.convs = nn.Sequential(
             nn.Conv2d(n_planes, channels, kernel_size=(1, 3), padding=(0, 1)),
             nn.ReLU(),
@@ -34,12 +37,49 @@ class TilePlanesExtractor(BaseFeaturesExtractor):
                                   nn.ReLU())
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        x = observations.reshape(observations.shape[0], -1, 3, 9)
+        x = observations[:, : self.planes].reshape(observations.shape[0], -1, 3, 9)
         return self.head(self.convs(x))
 
 
-def policy_kwargs(features_dim: int = 256, channels: int = 64) -> dict[str, Any]:
-    """``policy_kwargs`` for ``MaskablePPO("MlpPolicy", env, policy_kwargs=...)``."""
+class OracleCriticPolicy(MaskableActorCriticPolicy):
+    """Actor and critic with separate extractors: the actor reads the first
+    ``policy_planes`` channels (what the seat sees), the critic every channel (the oracle
+    planes of :class:`agents.oracle_critic.OracleVecEnv` appended: the other hands and
+    the wall). The critic only shapes the advantages during training; acting never reads
+    the hidden channels (they may be zeros)."""
+
+    def __init__(self, *args: Any, policy_planes: int, **kwargs: Any) -> None:
+        self.policy_planes = int(policy_planes)
+        self._extractors_made = 0
+        kwargs["share_features_extractor"] = False
+        super().__init__(*args, **kwargs)
+
+    def make_features_extractor(self) -> BaseFeaturesExtractor:
+        # called twice by the base class: first the actor's extractor, then the critic's
+        first = self._extractors_made == 0
+        self._extractors_made += 1
+        kwargs = dict(self.features_extractor_kwargs)
+        kwargs["planes"] = self.policy_planes if first else None
+        return self.features_extractor_class(self.observation_space, **kwargs)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data["policy_planes"] = self.policy_planes
+        return data
+
+
+def policy_kwargs(features_dim: int = 256, channels: int = 64,
+                  policy_planes: int | None = None) -> dict[str, Any]:
+    """``policy_kwargs`` for ``MaskablePPO("MlpPolicy", env, policy_kwargs=...)``; with
+    ``policy_planes``, for ``MaskablePPO(OracleCriticPolicy, ...)`` (the critic reads the
+    channels after the first ``policy_planes`` too)."""
+    if policy_planes is not None:
+        return {
+            "features_extractor_class": TilePlanesExtractor,
+            "features_extractor_kwargs": {"features_dim": features_dim, "channels": channels},
+            "net_arch": {"pi": [128], "vf": [128]},
+            "policy_planes": policy_planes,
+        }
     return {
         "features_extractor_class": TilePlanesExtractor,
         "features_extractor_kwargs": {"features_dim": features_dim, "channels": channels},
