@@ -89,3 +89,32 @@ def test_unknown_imitation_teacher_is_rejected_before_training(tmp_path):
     assert proc.returncode != 0
     assert "--imitate: unknown agent 'nobody'" in proc.stderr
     assert not (tmp_path / "model.zip").exists()
+
+
+def test_advice_and_oracle_critic_run_end_to_end(tmp_path):
+    """The recipe of the shipped model at a tiny size: imitation with the adviser's planes,
+    PPO with the oracle critic, evaluation against rules; the result acts from seat views."""
+    cmd = [sys.executable, str(ROOT / "train.py"), "--advice", "rules", "--oracle-critic",
+           "--opponents", "rules", "--imitate-steps", "256", "--imitate-epochs", "1",
+           "--total-steps", "512", "--tables", "2", "--n-steps", "64", "--batch-size", "128",
+           "--eval-every", "0", "--final-eval-deals", "4", "--eval-against", "rules",
+           "--out", str(tmp_path), "--no-progress", "--seed", "5"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert set(res["results"]) == {"rules"} and res["results"]["rules"]["deals"] == 16
+    assert "beats rules" in proc.stdout
+
+    from agents.ppo import PPOAgent
+
+    agent = PPOAgent(tmp_path / "model.zip")
+    assert agent.needs == "view" and agent.rules.preset == "mil"
+    assert type(agent.model.policy).__name__ == "OracleCriticPolicy"
+
+
+def test_advice_does_not_combine_with_self_play(tmp_path):
+    cmd = [sys.executable, str(ROOT / "train.py"), "--advice", "rules", "--opponents", "self",
+           "--out", str(tmp_path), "--no-progress", "--imitate", "none"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode != 0 and "--advice does not combine with --opponents self" in (
+        proc.stderr)
