@@ -89,3 +89,21 @@ def test_saved_oracle_model_loads_and_acts_from_the_seat_view(oracle_model, tmp_
     view = base.learner_inputs(same)
     masks = env.action_masks()
     assert np.array_equal(agent.act_batch(view, masks), same.act_batch(view, masks))
+
+
+def test_export_drops_the_optimizer_state_and_keeps_every_choice(oracle_model, tmp_path):
+    import subprocess
+    import sys
+
+    from agents.export_model import export
+
+    model, _ = oracle_model
+    model.learn(16)  # Adam has moments to drop only after an update
+    model.save(tmp_path / "full.zip")
+    size = export(tmp_path / "full.zip", tmp_path / "small.zip", check_deals=3)
+    assert size == (tmp_path / "small.zip").stat().st_size
+    assert size < 0.8 * (tmp_path / "full.zip").stat().st_size
+    proc = subprocess.run([sys.executable, "-m", "agents.export_model", str(tmp_path / "no.zip"),
+                           str(tmp_path / "out.zip")], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.strip() == f"error: no file {tmp_path / 'no.zip'}"
+    assert not (tmp_path / "out.zip").exists()
