@@ -3,13 +3,13 @@
 Every transition is written once, for one table ``t``, with scalar reads and writes on the
 arrays of :class:`~sichuan_env.state.State`; the entry kernels loop over the tables. A
 batch of one table and a batch of thousands run the same code, so a table never depends
-on its batch. (A ``prange`` loop over the tables did not pay: on the 2-core development
-machine it ran several times slower than the plain loop.) The hot helpers are inlined
-(``inline="always"``): a call that passes the 42 state arrays costs more than the work
-of a small helper.
+on its batch. The state arrays travel inside compiled code as one StructRef (a
+:class:`StateBag`), the rule options, hand lookups and the step's outputs as another
+(:class:`Ctx`); see the section "bags" below. The hot helpers are inlined
+(``inline="always"``).
 
 The entry kernels take the state arrays as trailing positional arguments in the order of
-``State._fields`` (without ``rules``) and build the :data:`Arrays` named tuple inside;
+``State._fields`` (without ``rules``) and build the bag inside (or take the bag itself);
 the rule options come as :data:`RULE_FIELDS` in an int64 array and the hand lookups as the
 arrays of :class:`~sichuan_env.hand_kernels.HandTables`.
 
@@ -31,8 +31,6 @@ int32, ``log_len`` (B,)): one row per entry, column 0 the entry type (``LOG_*``)
 """
 
 from __future__ import annotations
-
-import collections
 
 import numpy as np
 from numba.core import types
@@ -77,7 +75,6 @@ from sichuan_env.state import MELDED_KONG as MELD_MELDED_KONG
 from sichuan_env.state import PUNG as MELD_PUNG
 
 ARRAY_FIELDS = State._fields[:-1]
-Arrays = collections.namedtuple("Arrays", ARRAY_FIELDS)
 
 RULE_FIELDS = ("fan_cap", "strict_void", "self_draw_bonus", "flower_pig_penalty",
                "deals_per_match")
@@ -129,9 +126,69 @@ NEXT_NON_HU = _next_non_hu_table()
 ANSWER_OF_ACTION = np.zeros(N_ACTIONS, np.int8)
 ANSWER_OF_ACTION[[PASS, PUNG, MELDED_KONG, HU]] = [ANS_PASS, ANS_PUNG, ANS_KONG, ANS_HU]
 
-Ctx = collections.namedtuple(
-    "Ctx", ("rules", "flags3", "complete", "packed", "shift", "mask", "mask7", "log",
-            "log_len", "rewards"))
+# ----------------------------------------------------------------------------- bags
+# Inside compiled code the state arrays travel as one StructRef (a "bag" holding references
+# to the arrays, not copies), never as a tuple of 42 arrays: numba counts references of
+# every array in a tuple each time the tuple is passed to a helper or copied (two atomic
+# operations per array), which cost more than the rules themselves. A bag costs one count.
+# The rule options, hand lookups and the step's outputs travel the same way (a Ctx bag).
+# :mod:`sichuan_env.engine` also keeps the bag of a State it steps in place, so that its
+# arrays cross into compiled code as one object (unboxing costs about 65 ns an array).
+
+
+@structref.register
+class StateBagType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class StateBag(structref.StructRefProxy):
+    """The arrays of one State (not copies), as one argument of a compiled call."""
+
+
+structref.define_proxy(StateBag, StateBagType, list(ARRAY_FIELDS))
+
+
+@structref.register
+class RuleBagType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class RuleBag(structref.StructRefProxy):
+    """The rule options and hand lookup tables, as one argument of a compiled call."""
+
+
+RULE_BAG_FIELDS = ("rules", "flags3", "complete", "packed", "shift", "mask", "mask7")
+structref.define_proxy(RuleBag, RuleBagType, list(RULE_BAG_FIELDS))
+
+
+@structref.register
+class CtxType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class Ctx(structref.StructRefProxy):
+    """What every transition reads besides the state (rule options, hand lookups) and
+    the step's outputs (the log and rewards)."""
+
+
+CTX_FIELDS = (*RULE_BAG_FIELDS, "log", "log_len", "rewards")
+structref.define_proxy(Ctx, CtxType, list(CTX_FIELDS))
+
+
+@njit
+def state_bag(*arrays):
+    """A :class:`StateBag` of the state arrays (in ``State._fields`` order)."""
+    return StateBag(*arrays)
+
+
+@njit
+def rule_bag(rules, flags3, complete, packed, shift, mask, mask7):
+    return RuleBag(rules, flags3, complete, packed, shift, mask, mask7)
+
+
 
 
 # ----------------------------------------------------------------------------- small parts
@@ -877,7 +934,7 @@ def _first_illegal(S, C, actions):
 def action_legal_rows(out, rules, flags3, complete, packed, shift, mask, mask7, *arrays):
     """``out`` (B, 88): :func:`_action_legal` of every table and action (for the tests,
     which compare it with :func:`masks`)."""
-    S = Arrays(*arrays)
+    S = StateBag(*arrays)
     C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
     for t in range(out.shape[0]):
         for a in range(out.shape[1]):
@@ -903,72 +960,15 @@ def step_serial(actions, validate, autoreset, done_out, rules, flags3, complete,
                 mask, mask7, log, log_len, rewards, *arrays):
     """One step of every table, one after another. Returns the first illegal table (and
     changes nothing), -2 when a table's log overflowed, else -1."""
-    S = Arrays(*arrays)
+    S = StateBag(*arrays)
     C = Ctx(rules, flags3, complete, packed, shift, mask, mask7, log, log_len, rewards)
     return _step_all(S, C, actions, validate, autoreset, done_out)
-
-
-# ----------------------------------------------------------------------------- bags
-# A call that passes the 42 state arrays spends most of a one-table step unboxing them
-# (about 65 ns an array). A bag (a numba StructRef) holds references to the same arrays
-# and crosses into compiled code as one object; :mod:`sichuan_env.engine` keeps one per
-# State it steps in place.
-
-
-@structref.register
-class StateBagType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-class StateBag(structref.StructRefProxy):
-    """The arrays of one State (not copies), as one argument of a compiled call."""
-
-
-structref.define_proxy(StateBag, StateBagType, list(ARRAY_FIELDS))
-
-
-@structref.register
-class RuleBagType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-class RuleBag(structref.StructRefProxy):
-    """The rule options and hand lookup tables, as one argument of a compiled call."""
-
-
-RULE_BAG_FIELDS = ("rules", "flags3", "complete", "packed", "shift", "mask", "mask7")
-structref.define_proxy(RuleBag, RuleBagType, list(RULE_BAG_FIELDS))
-
-
-@njit
-def state_bag(*arrays):
-    """A :class:`StateBag` of the state arrays (in ``State._fields`` order)."""
-    return StateBag(*arrays)
-
-
-@njit
-def rule_bag(rules, flags3, complete, packed, shift, mask, mask7):
-    return RuleBag(rules, flags3, complete, packed, shift, mask, mask7)
-
-
-@njit(inline="always")
-def _unpack(b):
-    return Arrays(b.wall, b.wall_front, b.wall_back, b.key, b.hand, b.set_aside, b.void,
-        b.void_revealed, b.meld, b.river, b.river_len, b.live_discards, b.won_tiles,
-        b.hu, b.hu_tile, b.hu_rank, b.hu_from, b.scores, b.match_scores,
-        b.nonvoid_discard, b.kong_income, b.turn_kong_paid, b.passed_hu, b.phase,
-        b.current, b.active, b.claim_tile, b.claim_opts, b.claim_value, b.claim_answer,
-        b.drawn_tile, b.drawn_replacement, b.after_pung, b.kong_this_turn, b.shoot_flag,
-        b.dealer, b.next_dealer, b.deal_index, b.episode, b.end_reason, b.done,
-        b.legal_action_mask)
 
 
 @njit
 def step_bag(actions, validate, autoreset, done_out, rb, log, log_len, rewards, bag):
     """:func:`step_serial` with the state and rule arrays in bags."""
-    S = _unpack(bag)
+    S = bag
     C = Ctx(rb.rules, rb.flags3, rb.complete, rb.packed, rb.shift, rb.mask, rb.mask7, log,
             log_len, rewards)
     return _step_all(S, C, actions, validate, autoreset, done_out)
@@ -984,7 +984,7 @@ def _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7):
 @njit
 def masks(out, rules, flags3, complete, packed, shift, mask, mask7, *arrays):
     """The legal actions of every table into ``out`` (B, 88)."""
-    S = Arrays(*arrays)
+    S = StateBag(*arrays)
     C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
     for t in range(out.shape[0]):
         _fill_mask(S, C, t, out[t])
@@ -995,7 +995,7 @@ def deal_tables(rows, dealers, new_match, rules, flags3, complete, packed, shift
                 *arrays):
     """Deal the tables ``rows`` (with ``new_match``: start the next match, seat 0 dealing;
     else deal with ``dealers``) and store their legal masks."""
-    S = Arrays(*arrays)
+    S = StateBag(*arrays)
     C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
     for i in range(rows.shape[0]):
         t = rows[i]
@@ -1009,7 +1009,7 @@ def deal_tables(rows, dealers, new_match, rules, flags3, complete, packed, shift
 @njit
 def reset_fields(t, dealer, *arrays):
     """The fields of a new deal on table t, with no tiles dealt."""
-    _reset_deal_fields(Arrays(*arrays), t, dealer)
+    _reset_deal_fields(StateBag(*arrays), t, dealer)
 
 
 # ----------------------------------------------------------------------------- step info
