@@ -25,6 +25,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import numba
 import numpy as np
 
 from sichuan_env import engine_kernels as ek
@@ -36,6 +37,9 @@ from sichuan_env.state import WALL_SIZE, State, empty_state
 from sichuan_env.tiles import N_KINDS, as_counts, parse_kinds, tile_str
 
 _SEED_LIMIT = 2**64
+# After set_threads(n > 1), in-place steps of at least this many tables run on n threads.
+PARALLEL_MIN_TABLES = 256
+_THREADS = [1]
 
 
 class IllegalActionError(ValueError):
@@ -292,6 +296,40 @@ def legal_mask(state: State) -> np.ndarray:
 # ----------------------------------------------------------------------------- step
 
 
+def set_threads(n: int) -> None:
+    """Run in-place steps of :data:`PARALLEL_MIN_TABLES` tables or more on ``n`` threads
+    (numba's, at most ``NUMBA_NUM_THREADS``); 1, the default, steps on the calling thread.
+
+    Every table gets the same result whatever ``n``. Threads pay on a machine whose cores
+    are free: each step waits for its slowest thread, so on cores busy with other work
+    (a training job, a second process) more threads can make a step several times
+    slower."""
+    limit = numba.config.NUMBA_NUM_THREADS
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= limit:
+        raise ValueError(f"threads must be an integer in 1..{limit} (NUMBA_NUM_THREADS), "
+                         f"got {n!r}")
+    _THREADS[0] = int(n)
+
+
+def _step_parallel(*args: Any) -> int:
+    """:func:`engine_kernels.step_bag_parallel` on ``get_threads()`` threads (numba's
+    thread count of the calling thread is restored afterwards)."""
+    before = numba.get_num_threads()
+    if before != _THREADS[0]:
+        numba.set_num_threads(_THREADS[0])
+    try:
+        return ek.step_bag_parallel(*args)
+    finally:
+        if before != _THREADS[0]:
+            numba.set_num_threads(before)
+
+
+def get_threads() -> int:
+    """The number of threads of large in-place steps (see :func:`set_threads`)."""
+    return _THREADS[0]
+
+
+
 def step(
     state: State,
     actions: np.ndarray | Sequence[int] | int,
@@ -314,7 +352,8 @@ def step(
     before anything changes. With ``autoreset`` a table whose match ended starts a new one
     (``done`` is still True for that step). ``inplace`` reuses the given state's arrays
     (faster; no copy; the engine then keeps the last few States stepped in place, so that
-    their arrays cross into the kernels as one object). ``mask`` is accepted for
+    their arrays cross into the kernels as one object; large batches use the threads of
+    :func:`set_threads`). ``mask`` is accepted for
     compatibility and not used: the legal actions are checked from the state itself.
     """
     B = state.phase.shape[0]
@@ -332,8 +371,12 @@ def step(
         rb = _RULE_BAGS.get(id(st.rules))
         if rb is None or rb[0] is not st.rules:
             rb = _rule_bag(st.rules)
-        bad = ek.step_bag(acts, validate, autoreset, done, rb[1], log, log_len, rewards,
-                          bag[1])
+        if _THREADS[0] > 1 and B >= PARALLEL_MIN_TABLES:
+            bad = _step_parallel(acts, validate, autoreset, done, rb[1], log, log_len,
+                                 rewards, bag[1])
+        else:
+            bad = ek.step_bag(acts, validate, autoreset, done, rb[1], log, log_len, rewards,
+                              bag[1])
     else:
         bad = ek.step_serial(acts, validate, autoreset, done, *_rule_args(st.rules), log,
                              log_len, rewards, *st.arrays())

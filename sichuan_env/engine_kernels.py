@@ -48,7 +48,7 @@ from sichuan_env.actions import (
     VOID_SUIT,
     VOID_TILE,
 )
-from sichuan_env.jit import njit
+from sichuan_env.jit import njit, prange
 from sichuan_env.state import (
     ANS_HU,
     ANS_KONG,
@@ -941,18 +941,29 @@ def action_legal_rows(out, rules, flags3, complete, packed, shift, mask, mask7, 
             out[t, a] = _action_legal(S, C, t, a)
 
 
+@njit
+def _step_range(S, C, actions, lo, hi, autoreset, done_out):
+    """Step tables lo .. hi - 1, one after another (the one copy of the whole step)."""
+    for t in range(lo, hi):
+        _step_table(S, C, _i(t), actions[t], autoreset, done_out)
+
+
+@njit(inline="always")
+def _log_overflow(C):
+    for t in range(C.log_len.shape[0]):  # noqa: SIM110 - numba: no any() over a generator
+        if C.log_len[t] > C.log.shape[1]:
+            return True
+    return False
+
+
 @njit(inline="always")
 def _step_all(S, C, actions, validate, autoreset, done_out):
     if validate:
         bad = _first_illegal(S, C, actions)
         if bad >= 0:
             return bad
-    for t in range(actions.shape[0]):
-        _step_table(S, C, _i(t), actions[t], autoreset, done_out)
-    for t in range(actions.shape[0]):
-        if C.log_len[t] > C.log.shape[1]:
-            return -2
-    return -1
+    _step_range(S, C, actions, _i(0), _i(actions.shape[0]), autoreset, done_out)
+    return -2 if _log_overflow(C) else -1
 
 
 @njit
@@ -968,10 +979,33 @@ def step_serial(actions, validate, autoreset, done_out, rules, flags3, complete,
 @njit
 def step_bag(actions, validate, autoreset, done_out, rb, log, log_len, rewards, bag):
     """:func:`step_serial` with the state and rule arrays in bags."""
-    S = bag
     C = Ctx(rb.rules, rb.flags3, rb.complete, rb.packed, rb.shift, rb.mask, rb.mask7, log,
             log_len, rewards)
-    return _step_all(S, C, actions, validate, autoreset, done_out)
+    return _step_all(bag, C, actions, validate, autoreset, done_out)
+
+
+PARALLEL_BLOCK = 64  # tables per task of the parallel step
+
+
+@njit(parallel=True)
+def step_bag_parallel(actions, validate, autoreset, done_out, rb, log, log_len, rewards,
+                      bag):
+    """:func:`step_bag` on several threads: blocks of :data:`PARALLEL_BLOCK` tables, each
+    stepped by one thread. A table's step reads and writes only its own rows (of the
+    state, the log and the rewards) and allocates its own scratch, so the result is the
+    serial one whatever the number of threads. Validation runs first, on one thread."""
+    C = Ctx(rb.rules, rb.flags3, rb.complete, rb.packed, rb.shift, rb.mask, rb.mask7, log,
+            log_len, rewards)
+    if validate:
+        bad = _first_illegal(bag, C, actions)
+        if bad >= 0:
+            return bad
+    n = actions.shape[0]
+    for b in prange((n + PARALLEL_BLOCK - 1) // PARALLEL_BLOCK):
+        lo = b * PARALLEL_BLOCK
+        _step_range(bag, C, actions, _i(lo), _i(min(n, lo + PARALLEL_BLOCK)), autoreset,
+                    done_out)
+    return -2 if _log_overflow(C) else -1
 
 
 @njit
