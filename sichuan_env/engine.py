@@ -205,6 +205,7 @@ def reset_from_deal(
     st.hand[0] = counts
     st.wall[0, : len(wall_kinds)] = wall_kinds
     st.wall_back[0] = len(wall_kinds)
+    ek.refresh_waits(*_rule_args(rules), *st.arrays())
     ek.masks(st.legal_action_mask, *_rule_args(rules), *st.arrays())
     return st
 

@@ -292,6 +292,29 @@ def _n_melds(S, t, s):
     return n
 
 
+@njit(inline="always")
+def _refresh_waits(S, C, t, s):
+    """Recompute ``waits`` of seat s (after its concealed hand, melds or void changed)."""
+    S.waits[t, s] = hk.wait_bits(C.flags3, C.packed, C.shift, C.mask, C.mask7, S.hand[t, s],
+                                 _n_melds(S, t, s), _i(S.void[t, s]))
+
+
+@njit(inline="always")
+def _wins_on(S, t, s, k):
+    """Seat s's standing hand plus one tile of kind k wins (from the cached ``waits``)."""
+    return (S.waits[t, s] >> k) & 1 != 0
+
+
+@njit(inline="always")
+def _self_drawn_complete(S, C, t, seat, vd, cached):
+    """The 14-tile hand of ``seat`` (the seat in its turn) is complete. With ``cached``
+    and a drawn tile, read from ``waits`` (of the hand without that tile)."""
+    d = S.drawn_tile[t]
+    if cached and d >= 0:
+        return _wins_on(S, t, seat, d)
+    return hk.is_complete(C.flags3, C.complete, S.hand[t, seat], -1, _n_melds(S, t, seat), vd)
+
+
 # ----------------------------------------------------------------------------- dealing
 
 
@@ -311,6 +334,7 @@ def _reset_deal_fields(S, t, dealer):
     S.hand[t, :, :] = 0
     S.set_aside[t, :] = -1
     S.void[t, :] = -1
+    S.waits[t, :] = 0
     S.void_revealed[t, :] = False
     S.meld[t, :, :] = 0
     S.river[t, :, :] = -1
@@ -344,7 +368,7 @@ def _reset_deal_fields(S, t, dealer):
 
 
 @njit
-def _deal(S, t, dealer):
+def _deal(S, C, t, dealer):
     """Deal (key, episode, deal_index) of table t with ``dealer`` (as
     :func:`sichuan_env.deal.shuffled_tiles` and :func:`~sichuan_env.deal.split_deal`)."""
     salt = _U(S.episode[t]) * _U(0x100000) + _U(S.deal_index[t])
@@ -361,23 +385,26 @@ def _deal(S, t, dealer):
     S.hand[t, dealer, order[52] // 4] += 1
     for j in range(53, 108):
         S.wall[t, j - 53] = order[j] // 4
+    for s in range(4):
+        _refresh_waits(S, C, t, s)
 
 
 @njit
-def _new_match(S, t):
+def _new_match(S, C, t):
     S.episode[t] += 1
     S.deal_index[t] = 0
     S.match_scores[t, :] = 0
     S.end_reason[t] = 0
-    _deal(S, t, _i(0))
+    _deal(S, C, t, _i(0))
 
 
 # ----------------------------------------------------------------------------- legal mask
 
 
 @njit(inline="always")
-def _fill_mask(S, C, t, row):
-    """The legal actions of seat ``current`` on table t into ``row`` (88,) bool."""
+def _fill_mask(S, C, t, row, cached):
+    """The legal actions of seat ``current`` on table t into ``row`` (88,) bool. With
+    ``cached`` a self-drawn Hu is read from ``waits``; without, computed from the hand."""
     row[:] = False
     ph = S.phase[t]
     seat = _i(S.current[t])
@@ -406,8 +433,7 @@ def _fill_mask(S, C, t, row):
                 v = 1 if (vd >= 0 and k // 9 == vd) else 0
                 row[KONG + k] = KONG_OK[30 * v + 5 * S.meld[t, seat, k] + S.hand[t, seat, k]]
         if not (after_pung or sa >= 0 or has_void):
-            row[HU] = hk.is_complete(C.flags3, C.complete, S.hand[t, seat], -1,
-                                     _n_melds(S, t, seat), vd)
+            row[HU] = _self_drawn_complete(S, C, t, seat, vd, cached)
     elif ph in (CLAIM, ROB):
         opts = S.claim_opts[t, seat]
         row[HU] = (opts & OPT_HU) != 0
@@ -470,7 +496,6 @@ def _open_window(S, C, t, d, tile, robbing):
     """Offer ``tile`` (discarded, or added to a kong by d) to the other seats."""
     wall_left = _wall_left(S, t)
     suit = tile // 9
-    fans = np.empty(10, np.int32)
     for s in range(4):
         opts = 0
         value = 0
@@ -478,9 +503,8 @@ def _open_window(S, C, t, d, tile, robbing):
         if eligible:
             if not robbing:
                 opts = CLAIM_OPTS[1 if wall_left >= 1 else 0, S.hand[t, s, tile]]
-            if S.set_aside[t, s] < 0 and hk.is_complete(
-                    C.flags3, C.complete, S.hand[t, s], tile, _n_melds(S, t, s),
-                    _i(S.void[t, s])):
+            if S.set_aside[t, s] < 0 and _wins_on(S, t, s, tile):
+                fans = np.empty(10, np.int32)
                 shoot = S.shoot_flag[t] and not robbing
                 value = _hu_fans(S, C, t, s, tile, _NO, _NO, shoot, robbing, wall_left == 0, fans)
                 passed = S.passed_hu[t, s]
@@ -509,6 +533,7 @@ def _discard(S, C, t, seat, k):
     if k // 9 != S.void[t, seat]:
         S.nonvoid_discard[t, seat] = True
     S.shoot_flag[t] = S.kong_this_turn[t]
+    _refresh_waits(S, C, t, seat)
     _open_window(S, C, t, seat, k, _NO)
 
 
@@ -560,10 +585,12 @@ def _own_kong(S, C, t, seat, k):
     if S.hand[t, seat, k] == 4:
         S.hand[t, seat, k] = 0
         S.meld[t, seat, k] = CONCEALED_KONG
+        _refresh_waits(S, C, t, seat)
         _pay_from_others(S, C, t, seat, _i(2), _i(PAY_CONCEALED), _YES)
         _replacement(S, t, seat)
     else:
         S.hand[t, seat, k] -= 1
+        _refresh_waits(S, C, t, seat)
         _open_window(S, C, t, seat, k, _YES)
 
 
@@ -710,6 +737,7 @@ def _resolve_window(S, C, t):
     elif kong >= 0:
         S.hand[t, kong, tile] -= 3
         S.meld[t, kong, tile] = MELD_MELDED_KONG
+        _refresh_waits(S, C, t, kong)
         S.live_discards[t, tile] -= 1
         _begin_turn(S, t, kong)
         _pay(S, C, t, _i(d), _i(kong), _i(2), _i(PAY_MELDED), _i(kong))
@@ -813,7 +841,7 @@ def _end_deal(S, C, t, reason):
         S.match_scores[t, s] += S.scores[t, s]
     if S.deal_index[t] + 1 < C.rules[R_DEALS]:
         S.deal_index[t] += 1
-        _deal(S, t, _i(S.next_dealer[t]))
+        _deal(S, C, t, _i(S.next_dealer[t]))
         _log(C, t, _i(LOG_DEAL), _i(0), _i(0), _i(0), _i(0))
     else:
         S.phase[t] = DONE
@@ -837,6 +865,7 @@ def _apply(S, C, t, a):
             S.void[t, seat] = k // 9
         else:
             S.void[t, seat] = a - VOID_SUIT
+        _refresh_waits(S, C, t, seat)
         S.current[t] = seat + 1
         if seat == 3:
             _begin_turn(S, t, _i(S.dealer[t]))
@@ -860,8 +889,8 @@ def _step_table(S, C, t, a, autoreset, done_out):
         _apply(S, C, t, a)
     done_out[t] = S.done[t]
     if autoreset and S.done[t]:
-        _new_match(S, t)
-    _fill_mask(S, C, t, S.legal_action_mask[t])
+        _new_match(S, C, t)
+    _fill_mask(S, C, t, S.legal_action_mask[t], _YES)
 
 
 @njit(inline="always")
@@ -903,8 +932,7 @@ def _action_legal(S, C, t, a):
             return KONG_OK[30 * v + 5 * S.meld[t, seat, k] + S.hand[t, seat, k]]
         if after_pung or sa >= 0 or has_void:
             return False
-        return hk.is_complete(C.flags3, C.complete, S.hand[t, seat], -1,
-                              _n_melds(S, t, seat), vd)
+        return _self_drawn_complete(S, C, t, seat, vd, _YES)
     if ph in (CLAIM, ROB):
         opts = S.claim_opts[t, seat]
         if a == HU:
@@ -1021,7 +1049,7 @@ def masks(out, rules, flags3, complete, packed, shift, mask, mask7, *arrays):
     S = StateBag(*arrays)
     C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
     for t in range(out.shape[0]):
-        _fill_mask(S, C, t, out[t])
+        _fill_mask(S, C, t, out[t], _NO)
 
 
 @njit
@@ -1034,10 +1062,28 @@ def deal_tables(rows, dealers, new_match, rules, flags3, complete, packed, shift
     for i in range(rows.shape[0]):
         t = rows[i]
         if new_match:
-            _new_match(S, t)
+            _new_match(S, C, t)
         else:
-            _deal(S, t, _i(dealers[i]))
-        _fill_mask(S, C, t, S.legal_action_mask[t])
+            _deal(S, C, t, _i(dealers[i]))
+        _fill_mask(S, C, t, S.legal_action_mask[t], _YES)
+
+
+@njit
+def refresh_waits(rules, flags3, complete, packed, shift, mask, mask7, *arrays):
+    """Recompute ``waits`` of every seat of every table from its hand (for a state whose
+    hands were written from outside, as :func:`sichuan_env.engine.reset_from_deal` does).
+    In its own turn a seat's ``waits`` are of the hand without the tile drawn."""
+    S = StateBag(*arrays)
+    C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
+    for t in range(S.phase.shape[0]):
+        for s in range(4):
+            d = S.drawn_tile[t]
+            own = S.phase[t] == TURN and S.current[t] == s and d >= 0
+            if own:
+                S.hand[t, s, d] -= 1
+            _refresh_waits(S, C, t, _i(s))
+            if own:
+                S.hand[t, s, d] += 1
 
 
 @njit

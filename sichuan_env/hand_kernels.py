@@ -112,6 +112,23 @@ def _room(count, meld):
 
 
 @njit
+def wait_bits(flags3, packed, shift, mask, mask7, counts, n_melds, void):
+    """The kinds k (bit k of an int64) for which ``counts`` plus one tile of kind k, with
+    ``n_melds`` melds, is a winning hand with no tile of the void suit: bit k equals
+    :func:`is_complete` ``(counts, k, n_melds, void)`` for every kind held fewer than four
+    times (whether a fifth copy exists is not asked)."""
+    c0, c1, c2 = suit_codes(counts, np.int64(-1))
+    idx = hand_index(flags3, c0, c1, c2, n_melds, void)
+    bits = np.int64(0)
+    for s in range(3):
+        code = c0 if s == 0 else (c1 if s == 1 else c2)
+        pk = np.uint32(packed[code])
+        b = ((pk >> shift[idx, s]) & mask[idx, s]) | ((pk >> np.uint32(20)) & mask7[idx, s])
+        bits |= np.int64(b & np.uint32(0x1FF)) << (9 * s)
+    return bits
+
+
+@njit
 def wait_mask(tables, counts, meld, void, out):
     """Writes into ``out`` (27,) bool the kinds that complete the standing hand
     (exhausted kinds left out); returns True when there is at least one."""
