@@ -295,7 +295,7 @@ def _n_melds(S, t, s):
 @njit(inline="always")
 def _refresh_waits(S, C, t, s):
     """Recompute ``waits`` of seat s (after its concealed hand, melds or void changed)."""
-    S.waits[t, s] = hk.wait_bits(C.flags3, C.packed, C.shift, C.mask, C.mask7, S.hand[t, s],
+    S.waits[t, s] = hk.wait_bits(C.packed, C.shift, C.mask, C.mask7, S.hand[t, s],
                                  _n_melds(S, t, s), _i(S.void[t, s]))
 
 

@@ -96,7 +96,7 @@ def test_wait_bits_are_the_completing_kinds(seed):
             c[kinds] = 2
             c[kinds[0]] = 1
         n = int(np.count_nonzero(meld))
-        bits = hk.wait_bits(t.flags3, t.packed, t.shift, t.mask, t.mask7, c, n, void)
+        bits = hk.wait_bits(t.packed, t.shift, t.mask, t.mask7, c, n, void)
         want = 0
         for k in range(27):
             if c[k] < 4 and hk.is_complete(t.flags3, t.complete, c, k, n, void):
@@ -106,3 +106,15 @@ def test_wait_bits_are_the_completing_kinds(seed):
         hk.wait_mask(t, c, meld, void, waits)
         assert sum(1 << k for k in range(27) if waits[k]) == bits & ~held4 & sum(
             1 << k for k in range(27) if c[k] + (3 if meld[k] == 1 else 4 if meld[k] else 0) < 4)
+
+
+def test_flags_follow_from_packed():
+    """Every suit code's flag bits, as ``wait_bits`` derives them from ``packed``."""
+    t = hk.hand_tables()
+    pk = t.packed.astype(np.int64)
+    odd = (pk >> 20) & 0x1FF
+    one_odd = (odd != 0) & (odd & (odd - 1) == 0)
+    derived = ((pk >> 18) & 3) | np.where(odd == 0, 4, 0) | np.where(one_odd, 8, 0)
+    np.testing.assert_array_equal(derived, t.flags3[: hk.N_CODES])
+    for code in (0, 1, 2, 5**9 - 1, 123456, 1953124 // 3):
+        assert hk.flags_of_packed(np.uint32(t.packed[code])) == t.flags3[code]
