@@ -245,16 +245,28 @@ def _rule_args(rules: Rules) -> tuple[np.ndarray, ...]:
     return args
 
 
-_BAGS: dict[int, tuple[State, Any]] = {}
+_BAGS: dict[int, tuple[State, Any, Any, Any]] = {}
 _RULE_BAGS: dict[int, tuple[Rules, Any]] = {}
 
 
-def _state_bag(st: State) -> tuple[State, Any]:
-    """The kernels' bag of ``st``'s arrays, kept (with ``st``, so that its id stays its
-    own) for the next in-place steps of the same State; a few States at a time."""
+def _state_bag(st: State) -> tuple[State, Any, Any, Any]:
+    """``(st, bag of its arrays, bag of its rules, compiled step)``, kept (with ``st``, so
+    that its id stays its own) for the next in-place steps of the same State; a few States
+    at a time. The compiled step is the entry point of :func:`engine_kernels.step_bag`
+    for exactly these argument types, called without numba's type dispatch (which costs
+    more than a step of one table); ``step`` passes it arguments of these types only."""
     if len(_BAGS) >= 4:
         _BAGS.clear()
-    entry = (st, ek.state_bag(*st.arrays()))
+    rb = _RULE_BAGS.get(id(st.rules))
+    if rb is None or rb[0] is not st.rules:
+        rb = _rule_bag(st.rules)
+    bag = ek.state_bag(*st.arrays())
+    log, log_len = _log_buffers(1)
+    sig = (numba.typeof(np.zeros(1, np.int64)), numba.types.boolean, numba.types.boolean,
+           numba.typeof(np.zeros(1, bool)), numba.typeof(rb[1]), numba.typeof(log),
+           numba.typeof(log_len), numba.typeof(np.zeros((1, 4), np.float32)),
+           numba.typeof(bag))
+    entry = (st, bag, rb[1], ek.step_bag.compile(sig))
     _BAGS[id(st)] = entry
     return entry
 
@@ -359,7 +371,8 @@ def step(
     """
     B = state.phase.shape[0]
     acts = actions
-    if not (type(acts) is np.ndarray and acts.dtype == np.int64 and acts.shape == (B,)):
+    if not (type(acts) is np.ndarray and acts.dtype == np.int64 and acts.shape == (B,)
+            and acts.flags.c_contiguous):
         acts = _check_actions(actions, B)
     st = state if inplace else state.copy()
     rewards = np.empty((B, 4), dtype=np.float32)  # the kernel zeroes each table's row
@@ -369,15 +382,12 @@ def step(
         bag = _BAGS.get(id(st))
         if bag is None or bag[0] is not st:
             bag = _state_bag(st)
-        rb = _RULE_BAGS.get(id(st.rules))
-        if rb is None or rb[0] is not st.rules:
-            rb = _rule_bag(st.rules)
         if _THREADS[0] > 1 and B >= PARALLEL_MIN_TABLES:
-            bad = _step_parallel(acts, validate, autoreset, done, rb[1], log, log_len,
+            bad = _step_parallel(acts, validate, autoreset, done, bag[2], log, log_len,
                                  rewards, bag[1])
         else:
-            bad = ek.step_bag(acts, validate, autoreset, done, rb[1], log, log_len, rewards,
-                              bag[1])
+            bad = bag[3](acts, bool(validate), bool(autoreset), done, bag[2], log, log_len,
+                         rewards, bag[1])
     else:
         bad = ek.step_serial(acts, validate, autoreset, done, *_rule_args(st.rules), log,
                              log_len, rewards, *st.arrays())
@@ -403,7 +413,7 @@ def _check_actions(actions: Any, B: int) -> np.ndarray:
     acts = acts.reshape(-1)
     if acts.shape != (B,):
         raise ValueError(f"expected {B} actions (one per table), got shape {acts.shape}")
-    return acts
+    return np.ascontiguousarray(acts)
 
 
 def _step_info(log: np.ndarray, log_len: np.ndarray) -> StepInfo:
