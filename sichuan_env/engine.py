@@ -17,6 +17,7 @@ The rules live in :mod:`sichuan_env.engine_kernels`: compiled kernels that run o
 state machine with scalar reads and writes, looping over the tables. One table and many
 run the same code. This module checks input, calls the kernels and turns their per-step
 log into :class:`StepInfo` arrays (``step(..., info=True)``) and :class:`Ledger` entries.
+:func:`set_threads` lets large in-place steps run on several threads (same results).
 """
 
 from __future__ import annotations
@@ -324,6 +325,11 @@ def set_threads(n: int) -> None:
     _THREADS[0] = int(n)
 
 
+def get_threads() -> int:
+    """The number of threads of large in-place steps (see :func:`set_threads`)."""
+    return _THREADS[0]
+
+
 def _step_parallel(*args: Any) -> int:
     """:func:`engine_kernels.step_bag_parallel` on ``get_threads()`` threads (numba's
     thread count of the calling thread is restored afterwards)."""
@@ -335,12 +341,6 @@ def _step_parallel(*args: Any) -> int:
     finally:
         if before != _THREADS[0]:
             numba.set_num_threads(before)
-
-
-def get_threads() -> int:
-    """The number of threads of large in-place steps (see :func:`set_threads`)."""
-    return _THREADS[0]
-
 
 
 def step(

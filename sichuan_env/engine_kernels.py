@@ -13,6 +13,12 @@ The entry kernels take the state arrays as trailing positional arguments in the 
 the rule options come as :data:`RULE_FIELDS` in an int64 array and the hand lookups as the
 arrays of :class:`~sichuan_env.hand_kernels.HandTables`.
 
+Each seat's wait bits (``waits``: which kinds would complete its standing hand) are kept
+in the state and recomputed whenever its concealed hand, melds or void change (the deal,
+the void choice, a discard, a kong); a claim window's Hu checks and a self-drawn Hu after
+a draw are bit tests on them (:func:`_wins_on`). ``engine.legal_mask`` (:func:`masks`) computes
+the self-drawn Hu from the hand instead, so the tests compare the two.
+
 An event index (of a payment or win) counts the step's LOG_EVENT rows: 0 is the decision,
 -1 the seat's decision in an earlier step (see :func:`_event_of`).
 
