@@ -317,7 +317,8 @@ def set_threads(n: int) -> None:
     Every table gets the same result whatever ``n``. Threads pay on a machine whose cores
     are free: each step waits for its slowest thread, so on cores busy with other work
     (a training job, a second process) more threads can make a step several times
-    slower."""
+    slower (least so with ``NUMBA_THREADING_LAYER=workqueue``, whose idle threads do not
+    spin)."""
     limit = numba.config.NUMBA_NUM_THREADS
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= limit:
         raise ValueError(f"threads must be an integer in 1..{limit} (NUMBA_NUM_THREADS), "
