@@ -1,13 +1,16 @@
 """Engine throughput under uniformly random legal play, and first-use compile time.
 
     python benchmarks/engine.py [--seconds 3] [--rules mil] [--batches 1,64,1024,4096]
-                                [--no-compile]
+                                [--threads 2] [--no-compile]
 
 For each batch size: a uniformly random legal action per table (chosen by a small compiled
 function from ``state.legal_action_mask``, so that the agent costs next to nothing) and
 ``step(state, actions, inplace=True, autoreset=True)`` (legality checked, the default) in a
 loop for a fixed time after a short warm-up, all in this one process. One extra line
-measures ``validate=False`` at batch 1024. Reported:
+measures ``validate=False`` at batch 1024; with ``--threads N`` (N > 1) the batches of
+``engine.PARALLEL_MIN_TABLES`` tables or more are measured again on N threads
+(``engine.set_threads``; on a machine whose cores are busy with other work, threads make
+the step slower, see its docstring). Reported:
 
 * decisions/s: table decisions applied per second (batch size x steps/s; with auto-reset
   every table always has a decision to make); ``cpu decisions/s`` divides by the process's
@@ -147,21 +150,34 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=3.0, help="measured time per line")
     p.add_argument("--rules", default="mil", choices=["mil", "mahjongsoft"])
     p.add_argument("--batches", default="1,64,1024,4096")
+    p.add_argument("--threads", type=int, default=1,
+                   help="also measure the large batches on this many threads")
     p.add_argument("--no-compile", action="store_true", help="skip the first-use timing")
     args = p.parse_args(argv)
+    if args.threads > 1 and not hasattr(engine, "set_threads"):
+        print("this engine has no set_threads: --threads ignored")
+        args.threads = 1
     batches = [int(x) for x in args.batches.split(",") if x]
     print(f"engine benchmark ({engine.__file__}): uniformly random legal play, rules "
           f"{args.rules}, {args.seconds:g} s per line, step(inplace=True, autoreset=True)")
-    header = (f"{'batch':>6} {'validate':>8} {'decisions/s':>12} {'cpu decisions/s':>15} "
-              f"{'deals/s':>9} {'bytes/table':>11}")
+    header = (f"{'batch':>6} {'threads':>7} {'validate':>8} {'decisions/s':>12} "
+              f"{'cpu decisions/s':>15} {'deals/s':>9} {'bytes/table':>11}")
     print(header)
     print("-" * len(header))
     results = []
-    lines = [(b, True) for b in batches] + [(1024, False)]
-    for b, validate in lines:
-        r = run(b, args.seconds, args.rules, validate=validate)
+    lines = [(b, True, 1) for b in batches] + [(1024, False, 1)]
+    if args.threads > 1:
+        lines += [(b, True, args.threads) for b in batches if b >= engine.PARALLEL_MIN_TABLES]
+    for b, validate, threads in lines:
+        if threads > 1 or hasattr(engine, "set_threads"):
+            engine.set_threads(threads)
+        try:
+            r = run(b, args.seconds, args.rules, validate=validate)
+        finally:
+            if threads > 1:
+                engine.set_threads(1)
         results.append((r, validate))
-        print(f"{b:>6} {str(validate):>8} {r['decisions_s']:>12,.0f} "
+        print(f"{b:>6} {threads:>7} {str(validate):>8} {r['decisions_s']:>12,.0f} "
               f"{r['cpu_decisions_s']:>15,.0f} {r['deals_s']:>9,.1f} {r['bytes_table']:>11,}")
         sys.stdout.flush()
     checked = [r for r, v in results if v]

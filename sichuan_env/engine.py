@@ -17,6 +17,7 @@ The rules live in :mod:`sichuan_env.engine_kernels`: compiled kernels that run o
 state machine with scalar reads and writes, looping over the tables. One table and many
 run the same code. This module checks input, calls the kernels and turns their per-step
 log into :class:`StepInfo` arrays (``step(..., info=True)``) and :class:`Ledger` entries.
+:func:`set_threads` lets large in-place steps run on several threads (same results).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import numba
 import numpy as np
 
 from sichuan_env import engine_kernels as ek
@@ -36,6 +38,9 @@ from sichuan_env.state import WALL_SIZE, State, empty_state
 from sichuan_env.tiles import N_KINDS, as_counts, parse_kinds, tile_str
 
 _SEED_LIMIT = 2**64
+# After set_threads(n > 1), in-place steps of at least this many tables run on n threads.
+PARALLEL_MIN_TABLES = 256
+_THREADS = [1]
 
 
 class IllegalActionError(ValueError):
@@ -201,6 +206,7 @@ def reset_from_deal(
     st.hand[0] = counts
     st.wall[0, : len(wall_kinds)] = wall_kinds
     st.wall_back[0] = len(wall_kinds)
+    ek.refresh_waits(*_rule_args(rules), *st.arrays())
     ek.masks(st.legal_action_mask, *_rule_args(rules), *st.arrays())
     return st
 
@@ -240,16 +246,28 @@ def _rule_args(rules: Rules) -> tuple[np.ndarray, ...]:
     return args
 
 
-_BAGS: dict[int, tuple[State, Any]] = {}
+_BAGS: dict[int, tuple[State, Any, Any, Any]] = {}
 _RULE_BAGS: dict[int, tuple[Rules, Any]] = {}
 
 
-def _state_bag(st: State) -> tuple[State, Any]:
-    """The kernels' bag of ``st``'s arrays, kept (with ``st``, so that its id stays its
-    own) for the next in-place steps of the same State; a few States at a time."""
+def _state_bag(st: State) -> tuple[State, Any, Any, Any]:
+    """``(st, bag of its arrays, bag of its rules, compiled step)``, kept (with ``st``, so
+    that its id stays its own) for the next in-place steps of the same State; a few States
+    at a time. The compiled step is the entry point of :func:`engine_kernels.step_bag`
+    for exactly these argument types, called without numba's type dispatch (which costs
+    more than a step of one table); ``step`` passes it arguments of these types only."""
     if len(_BAGS) >= 4:
         _BAGS.clear()
-    entry = (st, ek.state_bag(*st.arrays()))
+    rb = _RULE_BAGS.get(id(st.rules))
+    if rb is None or rb[0] is not st.rules:
+        rb = _rule_bag(st.rules)
+    bag = ek.state_bag(*st.arrays())
+    log, log_len = _log_buffers(1)
+    sig = (numba.typeof(np.zeros(1, np.int64)), numba.types.boolean, numba.types.boolean,
+           numba.typeof(np.zeros(1, bool)), numba.typeof(rb[1]), numba.typeof(log),
+           numba.typeof(log_len), numba.typeof(np.zeros((1, 4), np.float32)),
+           numba.typeof(bag))
+    entry = (st, bag, rb[1], ek.step_bag.compile(sig))
     _BAGS[id(st)] = entry
     return entry
 
@@ -292,6 +310,40 @@ def legal_mask(state: State) -> np.ndarray:
 # ----------------------------------------------------------------------------- step
 
 
+def set_threads(n: int) -> None:
+    """Run in-place steps of :data:`PARALLEL_MIN_TABLES` tables or more on ``n`` threads
+    (numba's, at most ``NUMBA_NUM_THREADS``); 1, the default, steps on the calling thread.
+
+    Every table gets the same result whatever ``n``. Threads pay on a machine whose cores
+    are free: each step waits for its slowest thread, so on cores busy with other work
+    (a training job, a second process) more threads can make a step several times
+    slower (least so with ``NUMBA_THREADING_LAYER=workqueue``, whose idle threads do not
+    spin)."""
+    limit = numba.config.NUMBA_NUM_THREADS
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= limit:
+        raise ValueError(f"threads must be an integer in 1..{limit} (NUMBA_NUM_THREADS), "
+                         f"got {n!r}")
+    _THREADS[0] = int(n)
+
+
+def get_threads() -> int:
+    """The number of threads of large in-place steps (see :func:`set_threads`)."""
+    return _THREADS[0]
+
+
+def _step_parallel(*args: Any) -> int:
+    """:func:`engine_kernels.step_bag_parallel` on ``get_threads()`` threads (numba's
+    thread count of the calling thread is restored afterwards)."""
+    before = numba.get_num_threads()
+    if before != _THREADS[0]:
+        numba.set_num_threads(_THREADS[0])
+    try:
+        return ek.step_bag_parallel(*args)
+    finally:
+        if before != _THREADS[0]:
+            numba.set_num_threads(before)
+
+
 def step(
     state: State,
     actions: np.ndarray | Sequence[int] | int,
@@ -314,12 +366,14 @@ def step(
     before anything changes. With ``autoreset`` a table whose match ended starts a new one
     (``done`` is still True for that step). ``inplace`` reuses the given state's arrays
     (faster; no copy; the engine then keeps the last few States stepped in place, so that
-    their arrays cross into the kernels as one object). ``mask`` is accepted for
+    their arrays cross into the kernels as one object; large batches use the threads of
+    :func:`set_threads`). ``mask`` is accepted for
     compatibility and not used: the legal actions are checked from the state itself.
     """
     B = state.phase.shape[0]
     acts = actions
-    if not (type(acts) is np.ndarray and acts.dtype == np.int64 and acts.shape == (B,)):
+    if not (type(acts) is np.ndarray and acts.dtype == np.int64 and acts.shape == (B,)
+            and acts.flags.c_contiguous):
         acts = _check_actions(actions, B)
     st = state if inplace else state.copy()
     rewards = np.empty((B, 4), dtype=np.float32)  # the kernel zeroes each table's row
@@ -329,11 +383,12 @@ def step(
         bag = _BAGS.get(id(st))
         if bag is None or bag[0] is not st:
             bag = _state_bag(st)
-        rb = _RULE_BAGS.get(id(st.rules))
-        if rb is None or rb[0] is not st.rules:
-            rb = _rule_bag(st.rules)
-        bad = ek.step_bag(acts, validate, autoreset, done, rb[1], log, log_len, rewards,
-                          bag[1])
+        if _THREADS[0] > 1 and B >= PARALLEL_MIN_TABLES:
+            bad = _step_parallel(acts, validate, autoreset, done, bag[2], log, log_len,
+                                 rewards, bag[1])
+        else:
+            bad = bag[3](acts, bool(validate), bool(autoreset), done, bag[2], log, log_len,
+                         rewards, bag[1])
     else:
         bad = ek.step_serial(acts, validate, autoreset, done, *_rule_args(st.rules), log,
                              log_len, rewards, *st.arrays())
@@ -359,7 +414,7 @@ def _check_actions(actions: Any, B: int) -> np.ndarray:
     acts = acts.reshape(-1)
     if acts.shape != (B,):
         raise ValueError(f"expected {B} actions (one per table), got shape {acts.shape}")
-    return acts
+    return np.ascontiguousarray(acts)
 
 
 def _step_info(log: np.ndarray, log_len: np.ndarray) -> StepInfo:

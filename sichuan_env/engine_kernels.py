@@ -3,15 +3,21 @@
 Every transition is written once, for one table ``t``, with scalar reads and writes on the
 arrays of :class:`~sichuan_env.state.State`; the entry kernels loop over the tables. A
 batch of one table and a batch of thousands run the same code, so a table never depends
-on its batch. (A ``prange`` loop over the tables did not pay: on the 2-core development
-machine it ran several times slower than the plain loop.) The hot helpers are inlined
-(``inline="always"``): a call that passes the 42 state arrays costs more than the work
-of a small helper.
+on its batch. The state arrays travel inside compiled code as one StructRef (a
+:class:`StateBag`), the rule options, hand lookups and the step's outputs as another
+(:class:`Ctx`); see the section "bags" below. The hot helpers are inlined
+(``inline="always"``).
 
 The entry kernels take the state arrays as trailing positional arguments in the order of
-``State._fields`` (without ``rules``) and build the :data:`Arrays` named tuple inside;
+``State._fields`` (without ``rules``) and build the bag inside (or take the bag itself);
 the rule options come as :data:`RULE_FIELDS` in an int64 array and the hand lookups as the
 arrays of :class:`~sichuan_env.hand_kernels.HandTables`.
+
+Each seat's wait bits (``waits``: which kinds would complete its standing hand) are kept
+in the state and recomputed whenever its concealed hand, melds or void change (the deal,
+the void choice, a discard, a kong); a claim window's Hu checks and a self-drawn Hu after
+a draw are bit tests on them (:func:`_wins_on`). ``engine.legal_mask`` (:func:`masks`) computes
+the self-drawn Hu from the hand instead, so the tests compare the two.
 
 An event index (of a payment or win) counts the step's LOG_EVENT rows: 0 is the decision,
 -1 the seat's decision in an earlier step (see :func:`_event_of`).
@@ -32,8 +38,6 @@ int32, ``log_len`` (B,)): one row per entry, column 0 the entry type (``LOG_*``)
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 from numba.core import types
 from numba.experimental import structref
@@ -50,7 +54,7 @@ from sichuan_env.actions import (
     VOID_SUIT,
     VOID_TILE,
 )
-from sichuan_env.jit import njit
+from sichuan_env.jit import njit, prange
 from sichuan_env.state import (
     ANS_HU,
     ANS_KONG,
@@ -77,7 +81,6 @@ from sichuan_env.state import MELDED_KONG as MELD_MELDED_KONG
 from sichuan_env.state import PUNG as MELD_PUNG
 
 ARRAY_FIELDS = State._fields[:-1]
-Arrays = collections.namedtuple("Arrays", ARRAY_FIELDS)
 
 RULE_FIELDS = ("fan_cap", "strict_void", "self_draw_bonus", "flower_pig_penalty",
                "deals_per_match")
@@ -129,9 +132,69 @@ NEXT_NON_HU = _next_non_hu_table()
 ANSWER_OF_ACTION = np.zeros(N_ACTIONS, np.int8)
 ANSWER_OF_ACTION[[PASS, PUNG, MELDED_KONG, HU]] = [ANS_PASS, ANS_PUNG, ANS_KONG, ANS_HU]
 
-Ctx = collections.namedtuple(
-    "Ctx", ("rules", "flags3", "complete", "packed", "shift", "mask", "mask7", "log",
-            "log_len", "rewards"))
+# ----------------------------------------------------------------------------- bags
+# Inside compiled code the state arrays travel as one StructRef (a "bag" holding references
+# to the arrays, not copies), never as a tuple of 42 arrays: numba counts references of
+# every array in a tuple each time the tuple is passed to a helper or copied (two atomic
+# operations per array), which cost more than the rules themselves. A bag costs one count.
+# The rule options, hand lookups and the step's outputs travel the same way (a Ctx bag).
+# :mod:`sichuan_env.engine` also keeps the bag of a State it steps in place, so that its
+# arrays cross into compiled code as one object (unboxing costs about 65 ns an array).
+
+
+@structref.register
+class StateBagType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class StateBag(structref.StructRefProxy):
+    """The arrays of one State (not copies), as one argument of a compiled call."""
+
+
+structref.define_proxy(StateBag, StateBagType, list(ARRAY_FIELDS))
+
+
+@structref.register
+class RuleBagType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class RuleBag(structref.StructRefProxy):
+    """The rule options and hand lookup tables, as one argument of a compiled call."""
+
+
+RULE_BAG_FIELDS = ("rules", "flags3", "complete", "packed", "shift", "mask", "mask7")
+structref.define_proxy(RuleBag, RuleBagType, list(RULE_BAG_FIELDS))
+
+
+@structref.register
+class CtxType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class Ctx(structref.StructRefProxy):
+    """What every transition reads besides the state (rule options, hand lookups) and
+    the step's outputs (the log and rewards)."""
+
+
+CTX_FIELDS = (*RULE_BAG_FIELDS, "log", "log_len", "rewards")
+structref.define_proxy(Ctx, CtxType, list(CTX_FIELDS))
+
+
+@njit
+def state_bag(*arrays):
+    """A :class:`StateBag` of the state arrays (in ``State._fields`` order)."""
+    return StateBag(*arrays)
+
+
+@njit
+def rule_bag(rules, flags3, complete, packed, shift, mask, mask7):
+    return RuleBag(rules, flags3, complete, packed, shift, mask, mask7)
+
+
 
 
 # ----------------------------------------------------------------------------- small parts
@@ -235,6 +298,29 @@ def _n_melds(S, t, s):
     return n
 
 
+@njit(inline="always")
+def _refresh_waits(S, C, t, s):
+    """Recompute ``waits`` of seat s (after its concealed hand, melds or void changed)."""
+    S.waits[t, s] = hk.wait_bits(C.packed, C.shift, C.mask, C.mask7, S.hand[t, s],
+                                 _n_melds(S, t, s), _i(S.void[t, s]))
+
+
+@njit(inline="always")
+def _wins_on(S, t, s, k):
+    """Seat s's standing hand plus one tile of kind k wins (from the cached ``waits``)."""
+    return (S.waits[t, s] >> k) & 1 != 0
+
+
+@njit(inline="always")
+def _self_drawn_complete(S, C, t, seat, vd, cached):
+    """The 14-tile hand of ``seat`` (the seat in its turn) is complete. With ``cached``
+    and a drawn tile, read from ``waits`` (of the hand without that tile)."""
+    d = S.drawn_tile[t]
+    if cached and d >= 0:
+        return _wins_on(S, t, seat, d)
+    return hk.is_complete(C.flags3, C.complete, S.hand[t, seat], -1, _n_melds(S, t, seat), vd)
+
+
 # ----------------------------------------------------------------------------- dealing
 
 
@@ -254,6 +340,7 @@ def _reset_deal_fields(S, t, dealer):
     S.hand[t, :, :] = 0
     S.set_aside[t, :] = -1
     S.void[t, :] = -1
+    S.waits[t, :] = 0
     S.void_revealed[t, :] = False
     S.meld[t, :, :] = 0
     S.river[t, :, :] = -1
@@ -287,7 +374,7 @@ def _reset_deal_fields(S, t, dealer):
 
 
 @njit
-def _deal(S, t, dealer):
+def _deal(S, C, t, dealer):
     """Deal (key, episode, deal_index) of table t with ``dealer`` (as
     :func:`sichuan_env.deal.shuffled_tiles` and :func:`~sichuan_env.deal.split_deal`)."""
     salt = _U(S.episode[t]) * _U(0x100000) + _U(S.deal_index[t])
@@ -304,23 +391,26 @@ def _deal(S, t, dealer):
     S.hand[t, dealer, order[52] // 4] += 1
     for j in range(53, 108):
         S.wall[t, j - 53] = order[j] // 4
+    for s in range(4):
+        _refresh_waits(S, C, t, s)
 
 
 @njit
-def _new_match(S, t):
+def _new_match(S, C, t):
     S.episode[t] += 1
     S.deal_index[t] = 0
     S.match_scores[t, :] = 0
     S.end_reason[t] = 0
-    _deal(S, t, _i(0))
+    _deal(S, C, t, _i(0))
 
 
 # ----------------------------------------------------------------------------- legal mask
 
 
 @njit(inline="always")
-def _fill_mask(S, C, t, row):
-    """The legal actions of seat ``current`` on table t into ``row`` (88,) bool."""
+def _fill_mask(S, C, t, row, cached):
+    """The legal actions of seat ``current`` on table t into ``row`` (88,) bool. With
+    ``cached`` a self-drawn Hu is read from ``waits``; without, computed from the hand."""
     row[:] = False
     ph = S.phase[t]
     seat = _i(S.current[t])
@@ -349,8 +439,7 @@ def _fill_mask(S, C, t, row):
                 v = 1 if (vd >= 0 and k // 9 == vd) else 0
                 row[KONG + k] = KONG_OK[30 * v + 5 * S.meld[t, seat, k] + S.hand[t, seat, k]]
         if not (after_pung or sa >= 0 or has_void):
-            row[HU] = hk.is_complete(C.flags3, C.complete, S.hand[t, seat], -1,
-                                     _n_melds(S, t, seat), vd)
+            row[HU] = _self_drawn_complete(S, C, t, seat, vd, cached)
     elif ph in (CLAIM, ROB):
         opts = S.claim_opts[t, seat]
         row[HU] = (opts & OPT_HU) != 0
@@ -413,7 +502,6 @@ def _open_window(S, C, t, d, tile, robbing):
     """Offer ``tile`` (discarded, or added to a kong by d) to the other seats."""
     wall_left = _wall_left(S, t)
     suit = tile // 9
-    fans = np.empty(10, np.int32)
     for s in range(4):
         opts = 0
         value = 0
@@ -421,9 +509,8 @@ def _open_window(S, C, t, d, tile, robbing):
         if eligible:
             if not robbing:
                 opts = CLAIM_OPTS[1 if wall_left >= 1 else 0, S.hand[t, s, tile]]
-            if S.set_aside[t, s] < 0 and hk.is_complete(
-                    C.flags3, C.complete, S.hand[t, s], tile, _n_melds(S, t, s),
-                    _i(S.void[t, s])):
+            if S.set_aside[t, s] < 0 and _wins_on(S, t, s, tile):
+                fans = np.empty(10, np.int32)
                 shoot = S.shoot_flag[t] and not robbing
                 value = _hu_fans(S, C, t, s, tile, _NO, _NO, shoot, robbing, wall_left == 0, fans)
                 passed = S.passed_hu[t, s]
@@ -452,6 +539,7 @@ def _discard(S, C, t, seat, k):
     if k // 9 != S.void[t, seat]:
         S.nonvoid_discard[t, seat] = True
     S.shoot_flag[t] = S.kong_this_turn[t]
+    _refresh_waits(S, C, t, seat)
     _open_window(S, C, t, seat, k, _NO)
 
 
@@ -503,10 +591,12 @@ def _own_kong(S, C, t, seat, k):
     if S.hand[t, seat, k] == 4:
         S.hand[t, seat, k] = 0
         S.meld[t, seat, k] = CONCEALED_KONG
+        _refresh_waits(S, C, t, seat)
         _pay_from_others(S, C, t, seat, _i(2), _i(PAY_CONCEALED), _YES)
         _replacement(S, t, seat)
     else:
         S.hand[t, seat, k] -= 1
+        _refresh_waits(S, C, t, seat)
         _open_window(S, C, t, seat, k, _YES)
 
 
@@ -653,6 +743,7 @@ def _resolve_window(S, C, t):
     elif kong >= 0:
         S.hand[t, kong, tile] -= 3
         S.meld[t, kong, tile] = MELD_MELDED_KONG
+        _refresh_waits(S, C, t, kong)
         S.live_discards[t, tile] -= 1
         _begin_turn(S, t, kong)
         _pay(S, C, t, _i(d), _i(kong), _i(2), _i(PAY_MELDED), _i(kong))
@@ -756,7 +847,7 @@ def _end_deal(S, C, t, reason):
         S.match_scores[t, s] += S.scores[t, s]
     if S.deal_index[t] + 1 < C.rules[R_DEALS]:
         S.deal_index[t] += 1
-        _deal(S, t, _i(S.next_dealer[t]))
+        _deal(S, C, t, _i(S.next_dealer[t]))
         _log(C, t, _i(LOG_DEAL), _i(0), _i(0), _i(0), _i(0))
     else:
         S.phase[t] = DONE
@@ -780,6 +871,7 @@ def _apply(S, C, t, a):
             S.void[t, seat] = k // 9
         else:
             S.void[t, seat] = a - VOID_SUIT
+        _refresh_waits(S, C, t, seat)
         S.current[t] = seat + 1
         if seat == 3:
             _begin_turn(S, t, _i(S.dealer[t]))
@@ -803,8 +895,8 @@ def _step_table(S, C, t, a, autoreset, done_out):
         _apply(S, C, t, a)
     done_out[t] = S.done[t]
     if autoreset and S.done[t]:
-        _new_match(S, t)
-    _fill_mask(S, C, t, S.legal_action_mask[t])
+        _new_match(S, C, t)
+    _fill_mask(S, C, t, S.legal_action_mask[t], _YES)
 
 
 @njit(inline="always")
@@ -846,8 +938,7 @@ def _action_legal(S, C, t, a):
             return KONG_OK[30 * v + 5 * S.meld[t, seat, k] + S.hand[t, seat, k]]
         if after_pung or sa >= 0 or has_void:
             return False
-        return hk.is_complete(C.flags3, C.complete, S.hand[t, seat], -1,
-                              _n_melds(S, t, seat), vd)
+        return _self_drawn_complete(S, C, t, seat, vd, _YES)
     if ph in (CLAIM, ROB):
         opts = S.claim_opts[t, seat]
         if a == HU:
@@ -877,11 +968,26 @@ def _first_illegal(S, C, actions):
 def action_legal_rows(out, rules, flags3, complete, packed, shift, mask, mask7, *arrays):
     """``out`` (B, 88): :func:`_action_legal` of every table and action (for the tests,
     which compare it with :func:`masks`)."""
-    S = Arrays(*arrays)
+    S = StateBag(*arrays)
     C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
     for t in range(out.shape[0]):
         for a in range(out.shape[1]):
             out[t, a] = _action_legal(S, C, t, a)
+
+
+@njit
+def _step_range(S, C, actions, lo, hi, autoreset, done_out):
+    """Step tables lo .. hi - 1, one after another (the one copy of the whole step)."""
+    for t in range(lo, hi):
+        _step_table(S, C, _i(t), actions[t], autoreset, done_out)
+
+
+@njit(inline="always")
+def _log_overflow(C):
+    for t in range(C.log_len.shape[0]):  # noqa: SIM110 - numba: no any() over a generator
+        if C.log_len[t] > C.log.shape[1]:
+            return True
+    return False
 
 
 @njit(inline="always")
@@ -890,12 +996,8 @@ def _step_all(S, C, actions, validate, autoreset, done_out):
         bad = _first_illegal(S, C, actions)
         if bad >= 0:
             return bad
-    for t in range(actions.shape[0]):
-        _step_table(S, C, _i(t), actions[t], autoreset, done_out)
-    for t in range(actions.shape[0]):
-        if C.log_len[t] > C.log.shape[1]:
-            return -2
-    return -1
+    _step_range(S, C, actions, _i(0), _i(actions.shape[0]), autoreset, done_out)
+    return -2 if _log_overflow(C) else -1
 
 
 @njit
@@ -903,75 +1005,41 @@ def step_serial(actions, validate, autoreset, done_out, rules, flags3, complete,
                 mask, mask7, log, log_len, rewards, *arrays):
     """One step of every table, one after another. Returns the first illegal table (and
     changes nothing), -2 when a table's log overflowed, else -1."""
-    S = Arrays(*arrays)
+    S = StateBag(*arrays)
     C = Ctx(rules, flags3, complete, packed, shift, mask, mask7, log, log_len, rewards)
     return _step_all(S, C, actions, validate, autoreset, done_out)
-
-
-# ----------------------------------------------------------------------------- bags
-# A call that passes the 42 state arrays spends most of a one-table step unboxing them
-# (about 65 ns an array). A bag (a numba StructRef) holds references to the same arrays
-# and crosses into compiled code as one object; :mod:`sichuan_env.engine` keeps one per
-# State it steps in place.
-
-
-@structref.register
-class StateBagType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-class StateBag(structref.StructRefProxy):
-    """The arrays of one State (not copies), as one argument of a compiled call."""
-
-
-structref.define_proxy(StateBag, StateBagType, list(ARRAY_FIELDS))
-
-
-@structref.register
-class RuleBagType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-class RuleBag(structref.StructRefProxy):
-    """The rule options and hand lookup tables, as one argument of a compiled call."""
-
-
-RULE_BAG_FIELDS = ("rules", "flags3", "complete", "packed", "shift", "mask", "mask7")
-structref.define_proxy(RuleBag, RuleBagType, list(RULE_BAG_FIELDS))
-
-
-@njit
-def state_bag(*arrays):
-    """A :class:`StateBag` of the state arrays (in ``State._fields`` order)."""
-    return StateBag(*arrays)
-
-
-@njit
-def rule_bag(rules, flags3, complete, packed, shift, mask, mask7):
-    return RuleBag(rules, flags3, complete, packed, shift, mask, mask7)
-
-
-@njit(inline="always")
-def _unpack(b):
-    return Arrays(b.wall, b.wall_front, b.wall_back, b.key, b.hand, b.set_aside, b.void,
-        b.void_revealed, b.meld, b.river, b.river_len, b.live_discards, b.won_tiles,
-        b.hu, b.hu_tile, b.hu_rank, b.hu_from, b.scores, b.match_scores,
-        b.nonvoid_discard, b.kong_income, b.turn_kong_paid, b.passed_hu, b.phase,
-        b.current, b.active, b.claim_tile, b.claim_opts, b.claim_value, b.claim_answer,
-        b.drawn_tile, b.drawn_replacement, b.after_pung, b.kong_this_turn, b.shoot_flag,
-        b.dealer, b.next_dealer, b.deal_index, b.episode, b.end_reason, b.done,
-        b.legal_action_mask)
 
 
 @njit
 def step_bag(actions, validate, autoreset, done_out, rb, log, log_len, rewards, bag):
     """:func:`step_serial` with the state and rule arrays in bags."""
-    S = _unpack(bag)
     C = Ctx(rb.rules, rb.flags3, rb.complete, rb.packed, rb.shift, rb.mask, rb.mask7, log,
             log_len, rewards)
-    return _step_all(S, C, actions, validate, autoreset, done_out)
+    return _step_all(bag, C, actions, validate, autoreset, done_out)
+
+
+PARALLEL_BLOCK = 64  # tables per task of the parallel step
+
+
+@njit(parallel=True)
+def step_bag_parallel(actions, validate, autoreset, done_out, rb, log, log_len, rewards,
+                      bag):
+    """:func:`step_bag` on several threads: blocks of :data:`PARALLEL_BLOCK` tables, each
+    stepped by one thread. A table's step reads and writes only its own rows (of the
+    state, the log and the rewards) and allocates its own scratch, so the result is the
+    serial one whatever the number of threads. Validation runs first, on one thread."""
+    C = Ctx(rb.rules, rb.flags3, rb.complete, rb.packed, rb.shift, rb.mask, rb.mask7, log,
+            log_len, rewards)
+    if validate:
+        bad = _first_illegal(bag, C, actions)
+        if bad >= 0:
+            return bad
+    n = actions.shape[0]
+    for b in prange((n + PARALLEL_BLOCK - 1) // PARALLEL_BLOCK):
+        lo = b * PARALLEL_BLOCK
+        _step_range(bag, C, actions, _i(lo), _i(min(n, lo + PARALLEL_BLOCK)), autoreset,
+                    done_out)
+    return -2 if _log_overflow(C) else -1
 
 
 @njit
@@ -984,10 +1052,10 @@ def _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7):
 @njit
 def masks(out, rules, flags3, complete, packed, shift, mask, mask7, *arrays):
     """The legal actions of every table into ``out`` (B, 88)."""
-    S = Arrays(*arrays)
+    S = StateBag(*arrays)
     C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
     for t in range(out.shape[0]):
-        _fill_mask(S, C, t, out[t])
+        _fill_mask(S, C, t, out[t], _NO)
 
 
 @njit
@@ -995,21 +1063,39 @@ def deal_tables(rows, dealers, new_match, rules, flags3, complete, packed, shift
                 *arrays):
     """Deal the tables ``rows`` (with ``new_match``: start the next match, seat 0 dealing;
     else deal with ``dealers``) and store their legal masks."""
-    S = Arrays(*arrays)
+    S = StateBag(*arrays)
     C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
     for i in range(rows.shape[0]):
         t = rows[i]
         if new_match:
-            _new_match(S, t)
+            _new_match(S, C, t)
         else:
-            _deal(S, t, _i(dealers[i]))
-        _fill_mask(S, C, t, S.legal_action_mask[t])
+            _deal(S, C, t, _i(dealers[i]))
+        _fill_mask(S, C, t, S.legal_action_mask[t], _YES)
+
+
+@njit
+def refresh_waits(rules, flags3, complete, packed, shift, mask, mask7, *arrays):
+    """Recompute ``waits`` of every seat of every table from its hand (for a state whose
+    hands were written from outside, as :func:`sichuan_env.engine.reset_from_deal` does).
+    In its own turn a seat's ``waits`` are of the hand without the tile drawn."""
+    S = StateBag(*arrays)
+    C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
+    for t in range(S.phase.shape[0]):
+        for s in range(4):
+            d = S.drawn_tile[t]
+            own = S.phase[t] == TURN and S.current[t] == s and d >= 0
+            if own:
+                S.hand[t, s, d] -= 1
+            _refresh_waits(S, C, t, _i(s))
+            if own:
+                S.hand[t, s, d] += 1
 
 
 @njit
 def reset_fields(t, dealer, *arrays):
     """The fields of a new deal on table t, with no tiles dealt."""
-    _reset_deal_fields(Arrays(*arrays), t, dealer)
+    _reset_deal_fields(StateBag(*arrays), t, dealer)
 
 
 # ----------------------------------------------------------------------------- step info

@@ -111,6 +111,45 @@ def _room(count, meld):
     return held < 4
 
 
+@njit(inline="always")
+def flags_of_packed(pk):
+    """A suit code's flag bits (those of ``flags3`` for suit 0) from its ``packed`` word:
+    bits 0-1 are stored there (bits 18-19); bit 2 (every count even) and bit 3 (exactly
+    one count odd) follow from the odd ranks (bits 20-28)."""
+    odd = (pk >> np.uint32(20)) & np.uint32(0x1FF)
+    f = np.int64((pk >> np.uint32(18)) & np.uint32(3))
+    if odd == 0:
+        f |= 4
+    elif odd & (odd - np.uint32(1)) == 0:
+        f |= 8
+    return f
+
+
+@njit
+def wait_bits(packed, shift, mask, mask7, counts, n_melds, void):
+    """The kinds k (bit k of an int64) for which ``counts`` plus one tile of kind k, with
+    ``n_melds`` melds, is a winning hand with no tile of the void suit: bit k equals
+    :func:`is_complete` ``(counts, k, n_melds, void)`` for every kind held fewer than four
+    times (whether a fifth copy exists is not asked). One lookup per suit (``packed``
+    holds the flag bits too)."""
+    c0, c1, c2 = suit_codes(counts, np.int64(-1))
+    p0 = np.uint32(packed[c0])
+    p1 = np.uint32(packed[c1])
+    p2 = np.uint32(packed[c2])
+    idx = flags_of_packed(p0) | (flags_of_packed(p1) << 4) | (flags_of_packed(p2) << 8)
+    if n_melds == 0:
+        idx |= 1 << 12
+    held = c0 if void == 0 else (c1 if void == 1 else (c2 if void == 2 else 0))
+    if held != 0:
+        idx |= 1 << 13
+    bits = np.int64(0)
+    for s in range(3):
+        pk = p0 if s == 0 else (p1 if s == 1 else p2)
+        b = ((pk >> shift[idx, s]) & mask[idx, s]) | ((pk >> np.uint32(20)) & mask7[idx, s])
+        bits |= np.int64(b & np.uint32(0x1FF)) << (9 * s)
+    return bits
+
+
 @njit
 def wait_mask(tables, counts, meld, void, out):
     """Writes into ``out`` (27,) bool the kinds that complete the standing hand

@@ -54,6 +54,10 @@ class State(NamedTuple):
     set_aside: np.ndarray  # (B, 4) int8: set-aside (first-discard) tile kind, -1 none
     void: np.ndarray  # (B, 4) int8: forbidden suit 0..2, -1 before the choice (hidden
     #                   from others until void_revealed)
+    waits: np.ndarray  # (B, 4) int32: bit k set when the seat's standing concealed hand
+    #                    plus one tile of kind k is a winning hand (of its melds and void);
+    #                    in its own turn, the hand without the tile drawn (a cache the
+    #                    engine keeps, see sichuan_env.engine_kernels)
     # --- public ---
     void_revealed: np.ndarray  # (B, 4) bool: forbidden suit shown (after first discard)
     meld: np.ndarray  # (B, 4, 27) int8: meld kind per tile kind (NO_MELD .. POSTPONED_KONG)
@@ -146,6 +150,7 @@ def empty_state(B: int, rules: Rules) -> State:
         hand=np.zeros((B, 4, 27), i8),
         set_aside=np.full((B, 4), -1, i8),
         void=np.full((B, 4), -1, i8),
+        waits=np.zeros((B, 4), np.int32),
         void_revealed=np.zeros((B, 4), bool),
         meld=np.zeros((B, 4, 27), i8),
         river=np.full((B, 4, RIVER_SIZE), -1, i8),

@@ -77,3 +77,44 @@ def test_one_hand_functions_equal_the_batched_ones(seed):
         assert np.array_equal(fans, want_fans) and total == want_fans.sum()
         for cap in (3, 4):
             assert hk.value_of(total, cap) == hx.batch_value(want_fans[None], cap)[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=hs.integers(0, 2**32 - 1))
+def test_wait_bits_are_the_completing_kinds(seed):
+    """Bit k of :func:`hk.wait_bits` == ``is_complete(hand + k)`` for every kind held fewer
+    than four times, for standing hands (3n + 1 tiles) with melds, voids (held or not) and
+    seven-pairs shapes; and the bits agree with ``wait_mask`` where a fifth copy exists."""
+    rng = np.random.default_rng(seed)
+    t = hk.hand_tables()
+    waits = np.zeros(27, bool)
+    for _ in range(60):
+        c, meld, void = _random_hand(rng, 13)
+        if rng.random() < 0.3 and meld.sum() == 0:  # pairs, for seven-pairs waits
+            c = np.zeros(27, np.int8)
+            kinds = rng.choice(27 if rng.random() < 0.5 else 9, size=7, replace=False)
+            c[kinds] = 2
+            c[kinds[0]] = 1
+        n = int(np.count_nonzero(meld))
+        bits = hk.wait_bits(t.packed, t.shift, t.mask, t.mask7, c, n, void)
+        want = 0
+        for k in range(27):
+            if c[k] < 4 and hk.is_complete(t.flags3, t.complete, c, k, n, void):
+                want |= 1 << k
+        held4 = sum(1 << k for k in range(27) if c[k] >= 4)
+        assert bits & ~held4 == want
+        hk.wait_mask(t, c, meld, void, waits)
+        assert sum(1 << k for k in range(27) if waits[k]) == bits & ~held4 & sum(
+            1 << k for k in range(27) if c[k] + (3 if meld[k] == 1 else 4 if meld[k] else 0) < 4)
+
+
+def test_flags_follow_from_packed():
+    """Every suit code's flag bits, as ``wait_bits`` derives them from ``packed``."""
+    t = hk.hand_tables()
+    pk = t.packed.astype(np.int64)
+    odd = (pk >> 20) & 0x1FF
+    one_odd = (odd != 0) & (odd & (odd - 1) == 0)
+    derived = ((pk >> 18) & 3) | np.where(odd == 0, 4, 0) | np.where(one_odd, 8, 0)
+    np.testing.assert_array_equal(derived, t.flags3[: hk.N_CODES])
+    for code in (0, 1, 2, 5**9 - 1, 123456, 1953124 // 3):
+        assert hk.flags_of_packed(np.uint32(t.packed[code])) == t.flags3[code]
