@@ -217,6 +217,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.state_: State | None = None
         self._mask8 = np.zeros(N_ACTIONS, np.int8)  # the selected agent's legal actions
         self._zero_mask = np.zeros(N_ACTIONS, np.int8)
+        self._action = np.zeros(1, np.int64)  # the step's action, as the engine takes it
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
@@ -268,7 +269,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         assert st is not None
         a = check_action(action, self._mask8, agent)  # raises before anything changes
         self._cumulative_rewards[agent] = 0.0
-        st, rewards, done = engine.step(st, a, inplace=True)
+        self._action[0] = a
+        st, rewards, done = engine.step(st, self._action, inplace=True)
         self.state_ = st
         self.rewards = rewards_now = dict(zip(AGENTS, rewards[0].tolist(), strict=True))
         cumulative = self._cumulative_rewards

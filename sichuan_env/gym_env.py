@@ -85,6 +85,18 @@ def opponent_list(
     return opp
 
 
+def random_agent_rng(agents: Sequence[Any]) -> np.random.Generator | None:
+    """The generator of the built-in :class:`~sichuan_env.agent.RandomAgent` when every
+    agent of ``agents`` is that one object (not a subclass), else None: its moves can then
+    be drawn by :func:`sichuan_env.driver.uniform_legal_actions` (the same draws, no
+    per-call Python)."""
+    first = agents[0]
+    if type(first) is not RandomAgent or any(a is not first for a in agents):
+        return None
+    rng = first.rng
+    return rng if isinstance(rng, np.random.Generator) else None
+
+
 class SichuanSingleEnv(gym.Env):
     """See the module docstring."""
 
