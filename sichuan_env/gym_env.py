@@ -44,7 +44,7 @@ from gymnasium import spaces
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
 from sichuan_env.agent import Agent, RandomAgent, make_agent
-from sichuan_env.driver import check_action, play_step
+from sichuan_env.driver import check_action, choose, uniform_legal_actions
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import OBS_VERSION, encode, observation_bounds
 from sichuan_env.render import render_html, render_text
@@ -134,6 +134,7 @@ class SichuanSingleEnv(gym.Env):
         self.seat = 0 if learner_seat == "random" else int(learner_seat)
         self.state: State | None = None
         self._mask = np.zeros(N_ACTIONS, bool)
+        self._action = np.zeros(1, np.int64)  # one move, as the engine takes it
 
     # ------------------------------------------------------------------ API
     def reset(
@@ -170,7 +171,8 @@ class SichuanSingleEnv(gym.Env):
             info = self._info()
             info["illegal_action"] = int(action)
             return self._obs(), self.illegal_reward, True, False, info
-        st, r, _ = engine.step(st, np.array([a]), inplace=True)
+        self._action[0] = a
+        st, r, _ = engine.step(st, self._action, inplace=True)
         reward = float(r[0, self.seat])
         more, done_ = self._play_opponents()
         reward += more
@@ -204,14 +206,21 @@ class SichuanSingleEnv(gym.Env):
         st = self.state
         assert st is not None
         reward = 0.0
+        me = self.seat
+        action = self._action
         while not st.done[0]:
             seat = int(st.current[0])
-            if seat == self.seat:
+            if seat == me:
                 self._mask = st.legal_action_mask[0].copy()
                 return reward, False
-            agent = self.opponents[(seat - self.seat) % 4 - 1]
-            _, (st, r, _) = play_step(st, _ROW, [agent])
-            reward += float(r[0, self.seat])
+            agent = self.opponents[(seat - me) % 4 - 1]
+            rng = random_agent_rng((agent,))
+            if rng is not None:  # the built-in random agent: the same draws, compiled
+                action[0] = uniform_legal_actions(rng, st.legal_action_mask, _ROW)[0]
+            else:
+                action[0] = choose(st, _ROW, (agent,))[0]
+            st, r, _ = engine.step(st, action, inplace=True)
+            reward += float(r[0, me])
         self._mask = np.zeros(N_ACTIONS, bool)
         return reward, True
 

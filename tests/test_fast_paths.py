@@ -1,4 +1,4 @@
-"""The fast paths of the vector env's opponent loop against a plain reference loop.
+"""The fast paths of the environments' opponent loops against plain ones.
 
 ``ReferenceVecEnv`` plays the opponents the simple way: one ``driver.play_step`` per
 round over the whole batch (every waiting table held), the agents' own ``act_batch``
@@ -126,3 +126,28 @@ def test_uniform_legal_actions_rejects_rows_without_legal_action() -> None:
     with pytest.raises(ValueError, match="row 1 of the masks has no legal action"):
         uniform_legal_actions(rng, masks, np.array([0, 1, 2]))
     assert rng.random() == np.random.default_rng(0).random()  # nothing drawn
+
+
+def _single_trace(opponents, seat, steps: int = 300) -> list[Any]:
+    from sichuan_env.gym_env import SichuanSingleEnv
+
+    e = SichuanSingleEnv(learner_seat=seat, opponents=opponents)
+    obs, info = e.reset(seed=11)
+    out: list[Any] = [obs, info["action_mask"], info["seat"]]
+    rng = np.random.default_rng(5)
+    for _ in range(steps):
+        obs, reward, term, trunc, info = e.step(int(rng.choice(np.flatnonzero(e.action_masks()))))
+        out += [obs, reward, term, trunc, info["action_mask"], info["seat"]]
+        if term:
+            obs, info = e.reset()
+            out += [obs, info["seat"]]
+    return out
+
+
+@pytest.mark.parametrize("seat", [0, 3, "random"])
+def test_single_env_random_opponents_same_as_subclass(seat) -> None:
+    """The single-agent env's compiled random moves equal RandomAgent.act_batch's (the
+    subclass goes through driver.choose), one or three opponents."""
+    _assert_same(_single_trace(RandomAgent(3), seat), _single_trace(PlainRandom(3), seat))
+    _assert_same(_single_trace([RandomAgent(1), PlainRandom(2), RandomAgent(3)], seat),
+                 _single_trace([PlainRandom(1), PlainRandom(2), PlainRandom(3)], seat))
