@@ -62,7 +62,12 @@ from pettingzoo.utils.env_logger import EnvLogger
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
 from sichuan_env.driver import check_action
-from sichuan_env.observation import OBS_VERSION, encode, encode_oracle, observation_bounds
+from sichuan_env.observation import (
+    OBS_VERSION,
+    SeatEncoder,
+    encode_oracle,
+    observation_bounds,
+)
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.seeding import drawn_seed
@@ -218,6 +223,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._mask8 = np.zeros(N_ACTIONS, np.int8)  # the selected agent's legal actions
         self._zero_mask = np.zeros(N_ACTIONS, np.int8)
         self._action = np.zeros(1, np.int64)  # the step's action, as the engine takes it
+        self._encoder: SeatEncoder | None = None  # observations of state_
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
@@ -287,7 +293,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         st = self.state_
         assert st is not None, "call reset() first"
         seat = self.agent_name_mapping[agent]
-        obs = encode(st, seat)[0]
+        encoder = self._encoder
+        if encoder is None or encoder.state is not st:
+            self._encoder = encoder = SeatEncoder(st)
+        obs = encoder.encode(seat)
         if agent == self.agent_selection and not st.done[0]:
             return {"observation": obs, "action_mask": self._mask8.copy()}
         return {"observation": obs, "action_mask": np.zeros(N_ACTIONS, np.int8)}

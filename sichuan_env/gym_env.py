@@ -46,7 +46,7 @@ from sichuan_env.actions import N_ACTIONS
 from sichuan_env.agent import Agent, RandomAgent, make_agent
 from sichuan_env.driver import check_action, choose, uniform_legal_actions
 from sichuan_env.engine import IllegalActionError
-from sichuan_env.observation import OBS_VERSION, encode, observation_bounds
+from sichuan_env.observation import OBS_VERSION, SeatEncoder, observation_bounds
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.seeding import drawn_seed, opponent_rng
@@ -135,6 +135,7 @@ class SichuanSingleEnv(gym.Env):
         self.state: State | None = None
         self._mask = np.zeros(N_ACTIONS, bool)
         self._action = np.zeros(1, np.int64)  # one move, as the engine takes it
+        self._encoder: SeatEncoder | None = None  # the learner's observations of state
 
     # ------------------------------------------------------------------ API
     def reset(
@@ -225,8 +226,12 @@ class SichuanSingleEnv(gym.Env):
         return reward, True
 
     def _obs(self) -> np.ndarray:
-        assert self.state is not None
-        return encode(self.state, self.seat)[0]
+        st = self.state
+        assert st is not None
+        encoder = self._encoder
+        if encoder is None or encoder.state is not st:
+            self._encoder = encoder = SeatEncoder(st)
+        return encoder.encode(self.seat)
 
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self._mask.copy(), "seat": self.seat}
