@@ -34,9 +34,11 @@ infos                  ``{"legal_moves": [...]}`` (action ids) for the selected 
 illegal actions        ``raw_env`` raises :class:`~sichuan_env.engine.IllegalActionError` for an
                        integer outside the mask and ``TypeError`` for anything but a Python or
                        numpy integer (``None``, ``"void s"``, ``2.5``), and changes nothing.
-                       ``env()`` wraps it like PettingZoo's classic games with
-                       ``TerminateIllegalWrapper(illegal_reward=-1)``: the offending agent gets
-                       -1, every agent terminates, and a warning is logged.
+                       ``env()`` wraps it like PettingZoo's classic games
+                       (``TerminateIllegalWrapper(illegal_reward=-1)``,
+                       ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``, done in one
+                       layer, :class:`CheckedEnv`): the offending agent gets -1, every agent
+                       terminates, and a warning is logged.
 render modes           ``"ansi"`` returns the text of :func:`sichuan_env.render.render_text`
                        (everything shown); ``"human"`` prints it. ``_repr_html_`` for notebooks.
 state()                the global state for centralised critics: ``encode_oracle`` from seat 0,

@@ -9,6 +9,8 @@ through this module:
 2. :func:`choose` calls ``act_batch`` once per agent with all its rows and checks the
    returned actions against the legal masks kept in the state (:func:`check_actions`:
    one check, one error message naming agent, table, seat, action and the legal options);
+   the built-in random agent's moves are drawn by a compiled kernel instead
+   (:func:`uniform_legal_actions`: the same draws and moves as its ``act_batch``);
 3. :func:`play_step` does that and steps the engine in place (optionally with
    auto-reset); tables that are not to move are left alone.
 
@@ -172,6 +174,12 @@ def choose(state: State, rows: np.ndarray, agents: Sequence[Any], who: np.ndarra
             if who is None:
                 break
             continue
+        rng = _builtin_random_rng(agent) if method == "act_batch" else None
+        if rng is not None:  # its own draws and moves, compiled; legal by construction
+            out[sel] = uniform_legal_actions(rng, mask, r)
+            if who is None:
+                break
+            continue
         s = seats[sel]
         m = mask[r]
         inputs = agent_input(agent, state, s, r)
@@ -191,6 +199,19 @@ def choose(state: State, rows: np.ndarray, agents: Sequence[Any], who: np.ndarra
         if who is None:
             break
     return out
+
+
+def _builtin_random_rng(agent: object) -> np.random.Generator | None:
+    """The generator of the built-in :class:`~sichuan_env.agent.RandomAgent` (exactly that
+    class, not a subclass, with a numpy Generator), else None: :func:`choose` then draws
+    its moves with :func:`uniform_legal_actions`, the same draws and moves as its
+    ``act_batch`` without the per-call Python."""
+    from sichuan_env.agent import RandomAgent  # (sichuan_env.agent imports this module)
+
+    if type(agent) is not RandomAgent:
+        return None
+    rng = agent.rng
+    return rng if isinstance(rng, np.random.Generator) else None
 
 
 def input_row(inputs: np.ndarray | SeatView, i: int) -> Any:

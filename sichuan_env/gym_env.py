@@ -44,7 +44,7 @@ from gymnasium import spaces
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
 from sichuan_env.agent import Agent, RandomAgent, make_agent
-from sichuan_env.driver import check_action, choose, uniform_legal_actions
+from sichuan_env.driver import check_action, choose
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import OBS_VERSION, SeatEncoder, observation_bounds
 from sichuan_env.render import render_html, render_text
@@ -83,18 +83,6 @@ def opponent_list(
         if not hasattr(a, "act") or not hasattr(a, "act_batch"):
             raise TypeError(f"opponent {a!r} lacks act/act_batch (see sichuan_env.agent.Agent)")
     return opp
-
-
-def random_agent_rng(agents: Sequence[Any]) -> np.random.Generator | None:
-    """The generator of the built-in :class:`~sichuan_env.agent.RandomAgent` when every
-    agent of ``agents`` is that one object (not a subclass), else None: its moves can then
-    be drawn by :func:`sichuan_env.driver.uniform_legal_actions` (the same draws, no
-    per-call Python)."""
-    first = agents[0]
-    if type(first) is not RandomAgent or any(a is not first for a in agents):
-        return None
-    rng = first.rng
-    return rng if isinstance(rng, np.random.Generator) else None
 
 
 class SichuanSingleEnv(gym.Env):
@@ -214,12 +202,7 @@ class SichuanSingleEnv(gym.Env):
             if seat == me:
                 self._mask = st.legal_action_mask[0].copy()
                 return reward, False
-            agent = self.opponents[(seat - me) % 4 - 1]
-            rng = random_agent_rng((agent,))
-            if rng is not None:  # the built-in random agent: the same draws, compiled
-                action[0] = uniform_legal_actions(rng, st.legal_action_mask, _ROW)[0]
-            else:
-                action[0] = choose(st, _ROW, (agent,))[0]
+            action[0] = choose(st, _ROW, (self.opponents[(seat - me) % 4 - 1],))[0]
             st, r, _ = engine.step(st, action, inplace=True)
             reward += float(r[0, me])
         self._mask = np.zeros(N_ACTIONS, bool)

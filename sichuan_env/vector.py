@@ -44,10 +44,13 @@ seeding            ``seed`` (or ``seed()`` before ``reset()``) fixes every table
 
 Speed: the engine steps the whole batch in place (the legal masks are kept in the
 state). Tables waiting for their learner are marked finished for the duration of an
-opponents' step (the engine ignores finished tables) and restored after; when only a few
-tables still need opponent moves they are copied into a smaller batch, finished there and
-written back. More than ``SHARD_TABLES`` (1024) tables are kept as several engine batches
-(stepped one after the other), which is faster per table than one huge batch.
+opponents' step (the engine ignores finished tables) and restored after; when more than
+``_HOLD_LIMIT`` (256) tables wait, the others are copied into a smaller batch, finished
+there and written back. The built-in random opponents' moves are drawn by a compiled
+kernel (:func:`sichuan_env.driver.choose`; the same draws and moves as
+``RandomAgent.act_batch``). More than ``SHARD_TABLES`` (1024) tables are kept as several
+engine batches (stepped one after the other), which is faster per table than one huge
+batch.
 """
 
 from __future__ import annotations
@@ -76,8 +79,8 @@ except ImportError as _err:  # pragma: no cover - exercised by a subprocess test
     ) from _err
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
-from sichuan_env.driver import agent_input, check_actions, choose, uniform_legal_actions
-from sichuan_env.gym_env import opponent_list, random_agent_rng
+from sichuan_env.driver import agent_input, check_actions, choose
+from sichuan_env.gym_env import opponent_list
 from sichuan_env.observation import (
     OBS_SHAPE,
     OBS_VERSION,
@@ -358,17 +361,12 @@ class SichuanVecEnv(VecEnv):
                 self._run(sub, L[opp], slots[opp], dones, infos)
                 st.put_rows(opp, sub)
                 continue
-            rng = random_agent_rng(self.opponents)
-            if rng is not None:  # the built-in random agent: compiled, the same draws
-                acts = uniform_legal_actions(rng, st.legal_action_mask, opp)
-            else:
-                opps = self.opponents
-                if opps[0] is opps[1] is opps[2]:
-                    agents, who = opps[:1], None
-                else:  # 0..2: the opponent after the learner
-                    agents, who = opps, (st.current[opp].astype(np.intp) - L[opp]) % 4 - 1
-                acts = choose(st, opp, agents, who,
-                              table_label=lambda t: f"slot {int(slots[t])}")
+            opps = self.opponents
+            if opps[0] is opps[1] is opps[2]:
+                agents, who = opps[:1], None
+            else:  # 0..2: the opponent after the learner
+                agents, who = opps, (st.current[opp].astype(np.intp) - L[opp]) % 4 - 1
+            acts = choose(st, opp, agents, who, table_label=lambda t: f"slot {int(slots[t])}")
             full = np.zeros(B, np.int64)
             full[opp] = acts
             held = np.flatnonzero(waiting) if n_held else None

@@ -2,7 +2,8 @@
 
 ``ReferenceVecEnv`` plays the opponents the simple way: one ``driver.play_step`` per
 round over the whole batch (every waiting table held), the agents' own ``act_batch``
-(no compiled random choice, no sub-batches). The env must give the same observations,
+called as written (no compiled random choice, no sub-batches). ``PlainRandom`` (a
+subclass) makes the envs take the general path too. The env must give the same observations,
 rewards, dones, infos and masks for the same seeds, whatever path it takes."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 import sichuan_env.vector as vector
 from sichuan_env.actions import N_ACTIONS
 from sichuan_env.agent import RandomAgent
-from sichuan_env.driver import play_step, uniform_legal_actions
+from sichuan_env.driver import agent_needs, play_step, uniform_legal_actions
 from sichuan_env.rules import get_rules
 from sichuan_env.vector import SichuanVecEnv
 
@@ -39,8 +40,20 @@ class ReferenceVecEnv(SichuanVecEnv):
                 agents, who = opps[:1], None
             else:
                 agents, who = opps, (st.current[opp].astype(np.intp) - L[opp]) % 4 - 1
-            _, (_, r, _) = play_step(st, opp, agents, who)
+            _, (_, r, _) = play_step(st, opp, [PythonPath(a) for a in agents], who)
             self._acc[slots] += r[ar, L]
+
+
+class PythonPath:
+    """An agent's own ``act_batch``, called as written (the driver's compiled shortcut
+    for the built-in random agent does not recognise the wrapper)."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.needs = agent_needs(agent)
+
+    def act_batch(self, observations: Any, masks: np.ndarray) -> np.ndarray:
+        return self.agent.act_batch(observations, masks)
 
 
 class PlainRandom(RandomAgent):
