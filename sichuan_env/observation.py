@@ -405,6 +405,12 @@ class SeatEncoder:
         self._tables = state.batch_size
         self._bag = _encoder_bag(state_arrays(state), state.wall, *_rule_scales(state.rules))
 
+    def __getstate__(self) -> dict[str, State]:  # the bag is rebuilt, not pickled
+        return {"state": self.state}
+
+    def __setstate__(self, saved: dict[str, State]) -> None:
+        self.__init__(saved["state"])
+
     def encode(self, seat: int, table: int = 0) -> np.ndarray:
         """(N_CHANNELS, 27) float32 observation of ``seat`` (0..3) at ``table``."""
         if not (0 <= seat <= 3 and 0 <= table < self._tables):

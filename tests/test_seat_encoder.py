@@ -39,3 +39,30 @@ def test_seat_encoder_rejects_bad_seats_and_tables() -> None:
     for seat, table in ((4, 0), (-1, 0), (0, 2), (0, -1)):
         with pytest.raises(ValueError, match="seat must be 0..3 and table 0..1"):
             encoder.encode(seat, table)
+
+
+def test_envs_holding_an_encoder_copy_and_pickle() -> None:
+    """The encoder's bag is not picklable itself: it is rebuilt from the (copied) state,
+    so a copied env goes on exactly like the original."""
+    import copy
+    import pickle
+
+    from sichuan_env.gym_env import SichuanSingleEnv
+
+    env = SichuanSingleEnv(learner_seat=1, opponents=RandomAgent(2))
+    env.reset(seed=4)
+    for clone in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        for e in (env, clone):
+            assert e._encoder.state is e.state
+        rng_a, rng_b = np.random.default_rng(1), np.random.default_rng(1)
+        a, b = copy.deepcopy(env), clone
+        for _ in range(40):
+            out_a = a.step(int(rng_a.choice(np.flatnonzero(a.action_masks()))))
+            out_b = b.step(int(rng_b.choice(np.flatnonzero(b.action_masks()))))
+            np.testing.assert_array_equal(out_a[0], out_b[0])
+            assert out_a[1:4] == out_b[1:4]
+            if out_a[2]:
+                break
+    encoder = SeatEncoder(engine.reset([3]))
+    copied = pickle.loads(pickle.dumps(encoder))
+    np.testing.assert_array_equal(copied.encode(2), encoder.encode(2))
