@@ -108,7 +108,7 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     any work is done."""
     for flag, value, low in (("--tables", args.tables, 1), ("--batch-size", args.batch_size, 1),
                              ("--n-steps", args.n_steps, 1), ("--epochs", args.epochs, 1),
-                             ("--env-runners", args.env_runners, 1),
+                             ("--env-runners", args.env_runners, 0),
                              ("--total-steps", args.total_steps, 0),
                              ("--imitate-steps", args.imitate_steps, 0)):
         if value < low:
