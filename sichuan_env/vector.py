@@ -347,7 +347,6 @@ class SichuanVecEnv(VecEnv):
         """
         B = st.batch_size
         ar = np.arange(B)
-        L = L.astype(np.int8)
         for _ in range(100_000):
             if st.done.any():
                 self._finish(st, L, slots, np.flatnonzero(st.done), dones, infos)
