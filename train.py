@@ -106,7 +106,33 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="passes over each labelled chunk (8)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--threads", type=int, default=2, help="torch threads (2)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    check_args(p, args)
+    return args
+
+
+def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Arguments out of range: one line from argparse (``p.error``, exit status 2) before
+    any work is done."""
+    for flag, value, low in (("--tables", args.tables, 1), ("--batch-size", args.batch_size, 1),
+                             ("--n-steps", args.n_steps, 1), ("--epochs", args.epochs, 1),
+                             ("--env-runners", args.env_runners, 0),
+                             ("--total-steps", args.total_steps, 0),
+                             ("--imitate-steps", args.imitate_steps, 0)):
+        if value < low:
+            p.error(f"{flag} must be >= {low}, got {value}")
+    if not args.lr > 0:
+        p.error(f"--lr must be > 0, got {args.lr}")
+    if not 0 < args.gamma <= 1:
+        p.error(f"--gamma must be in (0, 1], got {args.gamma}")
+    seats = [s.strip() for s in args.learner_seats.split(",")]
+    if not seats or any(s not in ("0", "1", "2", "3") for s in seats) or len(set(seats)) != len(
+            seats):
+        p.error(f"--learner-seats must be distinct seats 0..3 separated by commas, got "
+                f"{args.learner_seats!r}")
+    if args.resume is not None and not (Path(args.resume).exists() or (
+            args.backend == "sb3" and Path(args.resume + ".zip").is_file())):
+        p.error(f"--resume: no such checkpoint {args.resume!r}")
 
 
 def make_opponents(spec: str, seed: int, model: Any = None) -> list[Any]:

@@ -509,6 +509,14 @@ def progress_available() -> bool:
     return True
 
 
+def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Numbers out of range: one line from argparse (``p.error``, exit status 2)."""
+    for flag, value, low in (("--tables", args.tables, 1), ("--workers", args.workers, 1),
+                             ("--record-deals", args.record_deals, 0)):
+        if value < low:
+            p.error(f"{flag} must be >= {low}, got {value}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m agents.arena", description=__doc__.split(
         "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -531,6 +539,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="processes sharing the walls (default 1; the machine has 2 cores)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
+    check_args(p, args)
     limit_blas_threads(1)
     seats = [s.strip() for s in args.seats.split(",")]
     if len(seats) != 4:

@@ -34,9 +34,11 @@ infos                  ``{"legal_moves": [...]}`` (action ids) for the selected 
 illegal actions        ``raw_env`` raises :class:`~sichuan_env.engine.IllegalActionError` for an
                        integer outside the mask and ``TypeError`` for anything but a Python or
                        numpy integer (``None``, ``"void s"``, ``2.5``), and changes nothing.
-                       ``env()`` wraps it like PettingZoo's classic games with
-                       ``TerminateIllegalWrapper(illegal_reward=-1)``: the offending agent gets
-                       -1, every agent terminates, and a warning is logged.
+                       ``env()`` wraps it like PettingZoo's classic games
+                       (``TerminateIllegalWrapper(illegal_reward=-1)``,
+                       ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``, done in one
+                       layer, :class:`CheckedEnv`): the offending agent gets -1, every agent
+                       terminates, and a warning is logged.
 render modes           ``"ansi"`` returns the text of :func:`sichuan_env.render.render_text`
                        (everything shown); ``"human"`` prints it. ``_repr_html_`` for notebooks.
 state()                the global state for centralised critics: ``encode_oracle`` from seat 0,
@@ -57,11 +59,17 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
 from sichuan_env.driver import check_action
-from sichuan_env.observation import OBS_VERSION, encode, encode_oracle, observation_bounds
+from sichuan_env.observation import (
+    OBS_VERSION,
+    SeatEncoder,
+    encode_oracle,
+    observation_bounds,
+)
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.seeding import drawn_seed
@@ -71,13 +79,108 @@ AGENTS = tuple(f"player_{i}" for i in range(4))
 ENV_NAME = "sichuan_mahjong_v0"
 
 
+ILLEGAL_REWARD = -1.0
+
+
 def env(rules: Rules | str | None = None, render_mode: str | None = None) -> AECEnv:
-    """The wrapped AEC environment (illegal move: -1 and the game ends; order enforced)."""
+    """The wrapped AEC environment (illegal move: -1 and the game ends; order enforced):
+    :class:`CheckedEnv` around :class:`raw_env`."""
+    return CheckedEnv(raw_env(rules=rules, render_mode=render_mode))
+
+
+def reference_env(rules: Rules | str | None = None, render_mode: str | None = None) -> AECEnv:
+    """:func:`env` built from PettingZoo's own three wrappers (slower; the tests check
+    that :class:`CheckedEnv` behaves exactly like it)."""
     e: AECEnv = raw_env(rules=rules, render_mode=render_mode)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=ILLEGAL_REWARD)
     e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
-    return e
+    return wrappers.OrderEnforcingWrapper(e)
+
+
+def _before_reset(name: str) -> property:
+    """A property reading ``name`` of the unwrapped env, refused before ``reset()``
+    (OrderEnforcingWrapper's rule)."""
+
+    def get(self: CheckedEnv) -> Any:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self._raw, name)
+
+    return property(get, doc=f"The unwrapped env's ``{name}`` (after reset).")
+
+
+class CheckedEnv(wrappers.OrderEnforcingWrapper):
+    """What :func:`env` returns: PettingZoo's ``TerminateIllegalWrapper(illegal_reward=-1)``,
+    ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper`` as one layer.
+
+    The same checks and outcomes as the three nested wrappers (:func:`reference_env`):
+    attributes and calls refused before ``reset()``, ``agent_iter`` demanding a ``step``
+    per agent, an ``AssertionError`` for an action outside ``Discrete(88)`` (or ``None``
+    for a live agent), and an illegal action ending the game with -1 for its agent and a
+    logged warning. It reads the unwrapped env's attributes directly instead of through
+    three ``__getattr__`` layers, and the selected agent's legal mask from the env
+    instead of from a saved observation (the same mask: nothing changes between them).
+    """
+
+    def __init__(self, env: raw_env) -> None:
+        super().__init__(env)
+        self._raw = env.unwrapped
+        self._terminated = False  # the game was ended by an illegal move
+
+    agents = _before_reset("agents")
+    agent_selection = _before_reset("agent_selection")
+    rewards = _before_reset("rewards")
+    terminations = _before_reset("terminations")
+    truncations = _before_reset("truncations")
+    infos = _before_reset("infos")
+
+    @property
+    def _cumulative_rewards(self) -> dict[str, float]:
+        return self._raw._cumulative_rewards
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._terminated = False
+        super().reset(seed=seed, options=options)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        return self._raw.last(observe)
+
+    def step(self, action: Any) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        raw = self._raw
+        if not raw.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        self._has_updated = True
+        agent = raw.agent_selection
+        dead = raw.terminations[agent] or raw.truncations[agent]
+        in_space = (type(action) is int and 0 <= action < N_ACTIONS) or raw.action_spaces[
+            agent].contains(action)
+        assert (action is None and dead) or in_space, "action is not in action space"
+        if dead:
+            if self._terminated:
+                raw._was_dead_step(action)
+            else:
+                raw.step(action)
+        elif not raw.selected_mask()[action]:
+            EnvLogger.warn_on_illegal_move()
+            raw._cumulative_rewards[agent] = 0
+            raw.terminations = dict.fromkeys(raw.agents, True)
+            raw.truncations = dict.fromkeys(raw.agents, True)
+            raw.rewards = dict.fromkeys(raw.truncations, 0)
+            raw.rewards[agent] = float(ILLEGAL_REWARD)
+            raw._accumulate_rewards()
+            raw._deads_step_first()
+            self._terminated = True
+        else:
+            raw.step(action)
+
+    def __str__(self) -> str:
+        return str(self.env)
 
 
 class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
@@ -119,9 +222,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.state_space = spaces.Box(low, high, dtype=np.float32)
         self._rng = np.random.default_rng()
         self.state_: State | None = None
-        self._mask = np.zeros(N_ACTIONS, bool)
-        self._mask8 = np.zeros(N_ACTIONS, np.int8)  # the selected agent's mask, as int8
+        self._mask8 = np.zeros(N_ACTIONS, np.int8)  # the selected agent's legal actions
         self._zero_mask = np.zeros(N_ACTIONS, np.int8)
+        self._action = np.zeros(1, np.int64)  # the step's action, as the engine takes it
+        self._encoder: SeatEncoder | None = None  # observations of state_
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
@@ -149,15 +253,20 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def _after_change(self) -> None:
         st = self.state_
         assert st is not None
-        self._mask = mask = st.legal_action_mask[0].copy()
-        self._mask8 = mask8 = mask.astype(np.int8)
-        selected = AGENTS[int(st.current[0])]
+        # the stored bool mask viewed as 0/1 bytes: one copy gives the int8 mask
+        self._mask8 = mask8 = st.legal_action_mask[0].view(np.int8).copy()
+        selected = AGENTS[st.current[0]]
         self.agent_selection = selected
         zero = self._zero_mask
-        self.infos = {a: {"legal_moves": [], "action_mask": zero} for a in AGENTS}
+        infos = {a: {"legal_moves": [], "action_mask": zero} for a in AGENTS}
         if not st.done[0]:
-            self.infos[selected] = {"legal_moves": mask.nonzero()[0].tolist(),
-                                    "action_mask": mask8}
+            infos[selected] = {"legal_moves": mask8.nonzero()[0].tolist(), "action_mask": mask8}
+        self.infos = infos
+
+    def selected_mask(self) -> np.ndarray:
+        """(88,) int8: the legal actions of ``agent_selection`` (what its observation's
+        ``action_mask`` holds; all zeros once the game is over). Do not modify it."""
+        return self._mask8 if not self.state_.done[0] else self._zero_mask
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
@@ -166,12 +275,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             return
         st = self.state_
         assert st is not None
-        a = check_action(action, self._mask, agent)  # raises before anything changes
+        a = check_action(action, self._mask8, agent)  # raises before anything changes
         self._cumulative_rewards[agent] = 0.0
-        st, rewards, done = engine.step(st, a, inplace=True)
+        self._action[0] = a
+        st, rewards, done = engine.step(st, self._action, inplace=True)
         self.state_ = st
-        self.rewards = dict(zip(AGENTS, rewards[0].tolist(), strict=True))
-        self._accumulate_rewards()
+        self.rewards = rewards_now = dict(zip(AGENTS, rewards[0].tolist(), strict=True))
+        cumulative = self._cumulative_rewards
+        for name, points in rewards_now.items():
+            cumulative[name] += points
         if done[0]:
             self.terminations = dict.fromkeys(AGENTS, True)
         self._after_change()
@@ -183,12 +295,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         st = self.state_
         assert st is not None, "call reset() first"
         seat = self.agent_name_mapping[agent]
-        obs = encode(st, seat)[0]
+        encoder = self._encoder
+        if encoder is None or encoder.state is not st:
+            self._encoder = encoder = SeatEncoder(st)
+        obs = encoder.encode(seat)
         if agent == self.agent_selection and not st.done[0]:
-            mask = self._mask8.copy()
-        else:
-            mask = np.zeros(N_ACTIONS, np.int8)
-        return {"observation": obs, "action_mask": mask}
+            return {"observation": obs, "action_mask": self._mask8.copy()}
+        return {"observation": obs, "action_mask": np.zeros(N_ACTIONS, np.int8)}
 
     @property
     def engine_state(self) -> State:

@@ -9,6 +9,8 @@ through this module:
 2. :func:`choose` calls ``act_batch`` once per agent with all its rows and checks the
    returned actions against the legal masks kept in the state (:func:`check_actions`:
    one check, one error message naming agent, table, seat, action and the legal options);
+   the built-in random agent's moves are drawn by a compiled kernel instead
+   (:func:`uniform_legal_actions`: the same draws and moves as its ``act_batch``);
 3. :func:`play_step` does that and steps the engine in place (optionally with
    auto-reset); tables that are not to move are left alone.
 
@@ -44,13 +46,14 @@ import numpy as np
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS, action_to_str
 from sichuan_env.engine import IllegalActionError
+from sichuan_env.jit import njit
 from sichuan_env.observation import encode
 from sichuan_env.state import State
 from sichuan_env.view import SeatView, seat_view
 
 __all__ = [
     "NEEDS", "NO_OBSERVATION", "agent_needs", "agent_input", "check_actions", "check_action",
-    "choose", "play_step", "agent_label", "input_row",
+    "choose", "play_step", "agent_label", "input_row", "uniform_legal_actions",
 ]
 
 #: The values of an agent's ``needs`` attribute.
@@ -171,6 +174,12 @@ def choose(state: State, rows: np.ndarray, agents: Sequence[Any], who: np.ndarra
             if who is None:
                 break
             continue
+        rng = _builtin_random_rng(agent) if method == "act_batch" else None
+        if rng is not None:  # its own draws and moves, compiled; legal by construction
+            out[sel] = uniform_legal_actions(rng, mask, r)
+            if who is None:
+                break
+            continue
         s = seats[sel]
         m = mask[r]
         inputs = agent_input(agent, state, s, r)
@@ -190,6 +199,19 @@ def choose(state: State, rows: np.ndarray, agents: Sequence[Any], who: np.ndarra
         if who is None:
             break
     return out
+
+
+def _builtin_random_rng(agent: object) -> np.random.Generator | None:
+    """The generator of the built-in :class:`~sichuan_env.agent.RandomAgent` (exactly that
+    class, not a subclass, with a numpy Generator), else None: :func:`choose` then draws
+    its moves with :func:`uniform_legal_actions`, the same draws and moves as its
+    ``act_batch`` without the per-call Python."""
+    from sichuan_env.agent import RandomAgent  # (sichuan_env.agent imports this module)
+
+    if type(agent) is not RandomAgent:
+        return None
+    rng = agent.rng
+    return rng if isinstance(rng, np.random.Generator) else None
 
 
 def input_row(inputs: np.ndarray | SeatView, i: int) -> Any:
@@ -226,3 +248,52 @@ def play_step(state: State, rows: np.ndarray, agents: Sequence[Any],
         result[2][held] = False  # the held tables did not finish
     return acts, result
 
+
+
+@njit
+def _first_without_legal(mask, rows):
+    """-1, or the first i whose table rows[i] has no legal action in ``mask``."""
+    for i in range(rows.shape[0]):
+        row = mask[rows[i]]
+        legal = False
+        for a in range(row.shape[0]):
+            if row[a]:
+                legal = True
+                break
+        if not legal:
+            return i
+    return -1
+
+
+@njit
+def _first_best_legal(u, mask, rows, out):
+    """out[i] = the first legal action of table rows[i] with the largest u[i] (every
+    table has one)."""
+    for i in range(rows.shape[0]):
+        row = mask[rows[i]]
+        best = 0
+        best_u = np.float32(-1.0)
+        for a in range(row.shape[0]):
+            if row[a] and u[i, a] > best_u:
+                best = a
+                best_u = u[i, a]
+        out[i] = best
+
+
+def uniform_legal_actions(rng: np.random.Generator, masks: np.ndarray,
+                          rows: np.ndarray) -> np.ndarray:
+    """(len(rows),) int64: a uniformly drawn legal action of each table ``rows[i]`` (legal
+    actions ``masks[rows[i]]``, (B, 88) bool): the same draws from ``rng`` and the same
+    actions as :meth:`sichuan_env.agent.RandomAgent.act_batch` given ``masks[rows]``
+    (one float32 per action and row, the largest legal one), without copying the masks.
+    A table with no legal action raises ``ValueError`` and draws nothing."""
+    rows = np.ascontiguousarray(rows, np.intp)
+    out = np.empty(rows.size, np.int64)
+    if not rows.size:
+        return out
+    bad = _first_without_legal(masks, rows)
+    if bad >= 0:
+        raise ValueError(f"row {bad} of the masks has no legal action")
+    u = rng.random((rows.size, N_ACTIONS), dtype=np.float32)
+    _first_best_legal(u, masks, rows, out)
+    return out

@@ -44,9 +44,9 @@ from gymnasium import spaces
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
 from sichuan_env.agent import Agent, RandomAgent, make_agent
-from sichuan_env.driver import check_action, play_step
+from sichuan_env.driver import check_action, choose
 from sichuan_env.engine import IllegalActionError
-from sichuan_env.observation import OBS_VERSION, encode, observation_bounds
+from sichuan_env.observation import OBS_VERSION, SeatEncoder, observation_bounds
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.seeding import drawn_seed, opponent_rng
@@ -122,6 +122,8 @@ class SichuanSingleEnv(gym.Env):
         self.seat = 0 if learner_seat == "random" else int(learner_seat)
         self.state: State | None = None
         self._mask = np.zeros(N_ACTIONS, bool)
+        self._action = np.zeros(1, np.int64)  # one move, as the engine takes it
+        self._encoder: SeatEncoder | None = None  # the learner's observations of state
 
     # ------------------------------------------------------------------ API
     def reset(
@@ -158,7 +160,8 @@ class SichuanSingleEnv(gym.Env):
             info = self._info()
             info["illegal_action"] = int(action)
             return self._obs(), self.illegal_reward, True, False, info
-        st, r, _ = engine.step(st, np.array([a]), inplace=True)
+        self._action[0] = a
+        st, r, _ = engine.step(st, self._action, inplace=True)
         reward = float(r[0, self.seat])
         more, done_ = self._play_opponents()
         reward += more
@@ -192,20 +195,26 @@ class SichuanSingleEnv(gym.Env):
         st = self.state
         assert st is not None
         reward = 0.0
+        me = self.seat
+        action = self._action
         while not st.done[0]:
             seat = int(st.current[0])
-            if seat == self.seat:
+            if seat == me:
                 self._mask = st.legal_action_mask[0].copy()
                 return reward, False
-            agent = self.opponents[(seat - self.seat) % 4 - 1]
-            _, (st, r, _) = play_step(st, _ROW, [agent])
-            reward += float(r[0, self.seat])
+            action[0] = choose(st, _ROW, (self.opponents[(seat - me) % 4 - 1],))[0]
+            st, r, _ = engine.step(st, action, inplace=True)
+            reward += float(r[0, me])
         self._mask = np.zeros(N_ACTIONS, bool)
         return reward, True
 
     def _obs(self) -> np.ndarray:
-        assert self.state is not None
-        return encode(self.state, self.seat)[0]
+        st = self.state
+        assert st is not None
+        encoder = self._encoder
+        if encoder is None or encoder.state is not st:
+            self._encoder = encoder = SeatEncoder(st)
+        return encoder.encode(self.seat)
 
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self._mask.copy(), "seat": self.seat}

@@ -44,10 +44,13 @@ seeding            ``seed`` (or ``seed()`` before ``reset()``) fixes every table
 
 Speed: the engine steps the whole batch in place (the legal masks are kept in the
 state). Tables waiting for their learner are marked finished for the duration of an
-opponents' step (the engine ignores finished tables) and restored after; when only a few
-tables still need opponent moves they are copied into a smaller batch, finished there and
-written back. More than ``SHARD_TABLES`` (1024) tables are kept as several engine batches
-(stepped one after the other), which is faster per table than one huge batch.
+opponents' step (the engine ignores finished tables) and restored after; when more than
+``_HOLD_LIMIT`` (256) tables wait, the others are copied into a smaller batch, finished
+there and written back. The built-in random opponents' moves are drawn by a compiled
+kernel (:func:`sichuan_env.driver.choose`; the same draws and moves as
+``RandomAgent.act_batch``). More than ``SHARD_TABLES`` (1024) tables are kept as several
+engine batches (stepped one after the other), which is faster per table than one huge
+batch.
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ except ImportError as _err:  # pragma: no cover - exercised by a subprocess test
     ) from _err
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
-from sichuan_env.driver import agent_input, check_actions, play_step
+from sichuan_env.driver import agent_input, check_actions, choose
 from sichuan_env.gym_env import opponent_list
 from sichuan_env.observation import (
     OBS_SHAPE,
@@ -91,7 +94,9 @@ from sichuan_env.seeding import opponent_rng, vector_table_seeds
 from sichuan_env.state import State
 from sichuan_env.view import SeatView
 
-_SUB_BATCH_FRACTION = 0.25  # below this share of tables needing moves, work on a copy
+# More tables waiting for their learner than this: the others are stepped on a copy (a
+# waiting table is held as finished, which still costs the engine its legal mask).
+_HOLD_LIMIT = 256
 SHARD_TABLES = 1024  # tables per engine batch: larger batches run slower per table (cache)
 
 
@@ -334,19 +339,23 @@ class SichuanVecEnv(VecEnv):
     def _run(self, st: State, L: np.ndarray, slots: np.ndarray, dones: np.ndarray,
              infos: list[dict[str, Any]]) -> np.ndarray:
         """Play opponents on ``st`` (tables = ``slots``, learner seats ``L``) until every
-        table waits for its learner; returns the legal masks then."""
+        table waits for its learner; returns the legal masks then.
+
+        Each round: the finished tables start a new match, then every table whose seat
+        to act is an opponent gets one move (one ``act_batch`` per opponent agent, the
+        tables in order) and the engine steps them together; the waiting tables are held.
+        """
         B = st.batch_size
         ar = np.arange(B)
         for _ in range(100_000):
-            fin = np.flatnonzero(st.done)
-            if fin.size:
-                self._finish(st, L, slots, fin, dones, infos)
-            mask = st.legal_action_mask
+            if st.done.any():
+                self._finish(st, L, slots, np.flatnonzero(st.done), dones, infos)
             waiting = st.current == L
+            n_held = int(np.count_nonzero(waiting))
+            if n_held == B:
+                return st.legal_action_mask
             opp = np.flatnonzero(~waiting)
-            if not opp.size:
-                return mask
-            if B > 16 and opp.size < _SUB_BATCH_FRACTION * B:
+            if B > 16 and n_held > _HOLD_LIMIT:  # fewer tables on a copy, written back
                 sub = st.take(opp)
                 self._run(sub, L[opp], slots[opp], dones, infos)
                 st.put_rows(opp, sub)
@@ -356,8 +365,16 @@ class SichuanVecEnv(VecEnv):
                 agents, who = opps[:1], None
             else:  # 0..2: the opponent after the learner
                 agents, who = opps, (st.current[opp].astype(np.intp) - L[opp]) % 4 - 1
-            # the tables waiting for their learner are held by play_step
-            _, (_, r, _) = play_step(st, opp, agents, who,
-                                     table_label=lambda t: f"slot {int(slots[t])}")
+            acts = choose(st, opp, agents, who, table_label=lambda t: f"slot {int(slots[t])}")
+            full = np.zeros(B, np.int64)
+            full[opp] = acts
+            held = np.flatnonzero(waiting) if n_held else None
+            if held is not None:  # a finished table is left alone by the engine
+                st.done[held] = True
+            try:
+                _, r, _ = engine.step(st, full, inplace=True)
+            finally:
+                if held is not None:
+                    st.done[held] = False
             self._acc[slots] += r[ar, L]
         raise RuntimeError("opponents did not reach a learner decision")  # pragma: no cover

@@ -119,3 +119,55 @@ def test_tables_cli_says_when_the_cache_cannot_be_written(tmp_path: Path) -> Non
     r = _run("sichuan_env.tables", env=env)
     _one_clear_error(r, "could not cache hand tables", "SICHUAN_ENV_CACHE")
     assert blocker.read_text(encoding="utf-8") == "x"
+
+
+# ----------------------------------------------------------------------------- train, arena
+
+
+def _script(path: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / path), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--tables", "0"], ["--tables", ">= 1", "0"]),
+    (["--lr", "-1"], ["--lr", "> 0", "-1"]),
+    (["--lr", "0"], ["--lr", "> 0"]),
+    (["--batch-size", "0"], ["--batch-size", ">= 1"]),
+    (["--learner-seats", "0,7"], ["--learner-seats", "0..3", "0,7"]),
+    (["--learner-seats", "1,1"], ["--learner-seats", "distinct"]),
+    (["--learner-seats", "a"], ["--learner-seats"]),
+    (["--total-steps", "-5"], ["--total-steps", ">= 0", "-5"]),
+    (["--n-steps", "0"], ["--n-steps"]),
+    (["--gamma", "1.5"], ["--gamma"]),
+    (["--resume", "missing.zip"], ["--resume", "no such checkpoint", "'missing.zip'"]),
+])
+def test_train_bad_arguments(tmp_path: Path, args: list[str], words) -> None:
+    out = tmp_path / "run"
+    r = _script("train.py", *args, "--out", str(out), "--no-progress")
+    message = _one_clear_error(r, *words)
+    assert "missing.zip.zip" not in message
+    assert not out.exists()  # refused before any work
+
+
+def test_train_resume_accepts_a_checkpoint_named_without_zip(tmp_path: Path) -> None:
+    import train
+
+    ckpt = tmp_path / "ckpt.zip"
+    ckpt.write_bytes(b"")
+    assert train.parse_args(["--resume", str(tmp_path / "ckpt")]).resume == str(
+        tmp_path / "ckpt")
+    assert train.parse_args(["--resume", str(ckpt), "--total-steps", "0"]).total_steps == 0
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--tables", "0"], ["--tables", ">= 1"]),
+    (["--workers", "0"], ["--workers", ">= 1"]),
+    (["--record-deals", "-1"], ["--record-deals", ">= 0"]),
+])
+def test_arena_bad_numbers(tmp_path: Path, args: list[str], words) -> None:
+    out = tmp_path / "res.json"
+    r = _run("agents.arena", "--seats", "random,random,random,random", "--deals", "4",
+             "--no-progress", "--out", str(out), *args)
+    _one_clear_error(r, *words)
+    assert not out.exists()
