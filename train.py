@@ -67,7 +67,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/default", help="output folder (runs/default)")
     p.add_argument("--resume", default=None,
-                   help="a checkpoint to continue from (sb3: a .zip; rllib: a checkpoint "
+                   help="a checkpoint to continue from (sb3: a .zip, whose PPO settings stay "
+                        "unless --lr, --ent-coef, --epochs, --batch-size, --gamma are given; "
+                        "rllib: a checkpoint "
                         "folder, e.g. OUT/checkpoint)")
     p.add_argument("--n-steps", type=int, default=64, help="rollout length per env (64)")
     p.add_argument("--batch-size", type=int, default=2048)
@@ -108,6 +110,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=2, help="torch threads (2)")
     args = p.parse_args(argv)
     check_args(p, args)
+    # the options written on the command line (a resumed run takes these from it)
+    given = sys.argv[1:] if argv is None else argv
+    args.given = sorted({a.split("=")[0] for a in given if a.startswith("--")})
     return args
 
 
@@ -133,6 +138,21 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     if args.resume is not None and not (Path(args.resume).exists() or (
             args.backend == "sb3" and Path(args.resume + ".zip").is_file())):
         p.error(f"--resume: no such checkpoint {args.resume!r}")
+
+
+def resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """PPO settings written on the command line: a resumed run uses them instead of the
+    checkpoint's own (the others come from the checkpoint)."""
+    out: dict[str, Any] = {}
+    for name, flag in (("ent_coef", "--ent-coef"), ("n_epochs", "--epochs"),
+                       ("batch_size", "--batch-size"), ("gamma", "--gamma")):
+        if flag in args.given:
+            out[name] = getattr(args, flag[2:].replace("-", "_"))
+    if "--lr" in args.given:
+        lr = float(args.lr)
+        out["learning_rate"] = lr
+        out["custom_objects"] = {"learning_rate": lr, "lr_schedule": lambda _: lr}
+    return out
 
 
 def make_opponents(spec: str, seed: int, model: Any = None) -> list[Any]:
@@ -281,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     n_envs = env.num_envs
     if args.resume:
         model = MaskablePPO.load(args.resume, env=env, device="cpu",
-                                 tensorboard_log=str(out / "tb"))
+                                 tensorboard_log=str(out / "tb"),
+                                 **resume_overrides(args))
     else:
         model = MaskablePPO(
             policy, env, n_steps=args.n_steps, batch_size=args.batch_size,

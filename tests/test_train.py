@@ -118,3 +118,21 @@ def test_advice_does_not_combine_with_self_play(tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode != 0 and "--advice does not combine with --opponents self" in (
         proc.stderr)
+
+
+def test_resumed_run_takes_the_ppo_settings_written_on_the_command_line(tiny_run):
+    from sb3_contrib import MaskablePPO
+
+    import train
+
+    out, _ = tiny_run
+    ckpt = sorted((out / "checkpoints").glob("ppo_*_steps.zip"))[-1]
+    plain = train.parse_args(["--resume", str(ckpt)])
+    assert train.resume_overrides(plain) == {}
+    args = train.parse_args(["--resume", str(ckpt), "--ent-coef", "0.25", "--lr=0.002",
+                             "--epochs", "3"])
+    model = MaskablePPO.load(str(ckpt), device="cpu", **train.resume_overrides(args))
+    assert model.ent_coef == 0.25 and model.n_epochs == 3
+    assert model.lr_schedule(1.0) == 0.002 and model.learning_rate == 0.002
+    kept = MaskablePPO.load(str(ckpt), device="cpu")
+    assert kept.batch_size == model.batch_size == 256
