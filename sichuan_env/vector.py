@@ -79,7 +79,7 @@ except ImportError as _err:  # pragma: no cover - exercised by a subprocess test
     ) from _err
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
-from sichuan_env.driver import agent_input, check_actions, choose
+from sichuan_env.driver import agent_input, builtin_random_rng, check_actions, choose
 from sichuan_env.gym_env import opponent_list
 from sichuan_env.observation import (
     OBS_SHAPE,
@@ -87,6 +87,14 @@ from sichuan_env.observation import (
     encode,
     fill_observations,
     observation_bounds,
+)
+from sichuan_env.random_rounds import (
+    ALL_WAITING,
+    FINISHED,
+    NO_LEGAL,
+    RoundsRunner,
+    UniformStream,
+    new_matches,
 )
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
@@ -145,6 +153,8 @@ class SichuanVecEnv(VecEnv):
         self._ep_len = np.zeros(n, np.int64)
         self._ep_start = np.zeros(n, np.float64)
         self._actions: np.ndarray | None = None
+        self._runners: list[RoundsRunner] = []
+        self._draw_hint = n * N_ACTIONS * 4  # first block of the random opponents' draws
         self._t0 = time.perf_counter()
 
     # ------------------------------------------------------------------ VecEnv API
@@ -155,6 +165,7 @@ class SichuanVecEnv(VecEnv):
         n = self.num_envs
         seeds = vector_table_seeds(base, n)
         self._states = [engine.reset(seeds[sl], self.rules) for sl in self._shards]
+        self._runners = []
         if self._default_opponents:  # the default random opponents follow the seed
             self.opponents[0].rng = opponent_rng(base)
         self._reset_seeds()
@@ -168,9 +179,10 @@ class SichuanVecEnv(VecEnv):
                 a.reset()
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
         dones = np.zeros(n, bool)
-        for k, sl in enumerate(self._shards):
-            self._mask[sl] = self._run(self._states[k], self.learner[sl], self._slots[sl], dones,
-                                       infos)
+        if not self._compiled_rounds(None, dones, infos):
+            for k, sl in enumerate(self._shards):
+                self._mask[sl] = self._run(self._states[k], self.learner[sl], self._slots[sl],
+                                           dones, infos)
         self.reset_infos = [{} for _ in range(n)]
         return self._observe()
 
@@ -194,11 +206,12 @@ class SichuanVecEnv(VecEnv):
         self._ep_len += 1
         dones = np.zeros(n, bool)
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
-        for k, sl in enumerate(self._shards):
-            st, L = self._states[k], self.learner[sl]
-            _, r, _ = engine.step(st, a[sl], inplace=True)
-            self._acc[sl] += r[np.arange(st.batch_size), L]
-            self._mask[sl] = self._run(st, L, self._slots[sl], dones, infos)
+        if not self._compiled_rounds(a, dones, infos):
+            for k, sl in enumerate(self._shards):
+                st, L = self._states[k], self.learner[sl]
+                _, r, _ = engine.step(st, a[sl], inplace=True)
+                self._acc[sl] += r[np.arange(st.batch_size), L]
+                self._mask[sl] = self._run(st, L, self._slots[sl], dones, infos)
         rewards = np.where(dones, self._final, self._acc).astype(np.float32)
         self._acc[~dones] = 0.0
         self._ep_ret[~dones] += rewards[~dones]
@@ -334,7 +347,44 @@ class SichuanVecEnv(VecEnv):
         self._acc[sl] = 0.0
         self._ep_ret[sl] = 0.0
         self._ep_len[sl] = 0
-        st.put_rows(rows, engine.reset_done(st.take(rows)))
+        new_matches(st, rows)
+
+    def _compiled_rounds(self, actions: np.ndarray | None, dones: np.ndarray,
+                         infos: list[dict[str, Any]]) -> bool:
+        """When every opponent is the built-in random agent: the learners' moves
+        ``actions`` (None: none, after a reset) and then the opponents' rounds of every
+        engine batch, each in compiled calls (:mod:`sichuan_env.random_rounds`: the same
+        draws and moves as :meth:`_run`). Returns False (doing nothing) otherwise."""
+        opps = self.opponents
+        rng = builtin_random_rng(opps[0]) if opps[0] is opps[1] is opps[2] else None
+        if rng is None:
+            return False
+        if len(self._runners) != len(self._states):
+            self._runners = [RoundsRunner(st) for st in self._states]
+        stream = UniformStream(rng, self._draw_hint)
+        try:
+            for k, sl in enumerate(self._shards):
+                st, runner = self._states[k], self._runners[k]
+                L, slots = self.learner[sl], self._slots[sl]
+                first = None if actions is None else actions[sl]
+                while True:
+                    status, detail = runner.run(stream, L, self._acc[sl], first)
+                    first = None
+                    if status == ALL_WAITING:
+                        break
+                    if status == FINISHED:
+                        self._finish(st, L, slots, np.flatnonzero(st.done), dones, infos)
+                    elif status == NO_LEGAL:
+                        raise ValueError(f"slot {int(slots[detail])}: the seat to act has no "
+                                         "legal action")
+                    else:  # pragma: no cover - sized for the rules
+                        raise RuntimeError("engine step log overflow (or automatic moves "
+                                           "that did not settle)")
+                self._mask[sl] = st.legal_action_mask
+        finally:
+            stream.close()
+        self._draw_hint = stream.used + stream.used // 8 + 64 * N_ACTIONS
+        return True
 
     def _run(self, st: State, L: np.ndarray, slots: np.ndarray, dones: np.ndarray,
              infos: list[dict[str, Any]]) -> np.ndarray:
