@@ -347,7 +347,11 @@ class SichuanVecEnv(VecEnv):
         self._acc[sl] = 0.0
         self._ep_ret[sl] = 0.0
         self._ep_len[sl] = 0
-        new_matches(st, rows)
+        self._new_matches(st, rows)
+
+    @staticmethod
+    def _new_matches(st: State, rows: np.ndarray) -> None:
+        new_matches(st, rows)  # in place: what engine.reset_done does to each of them
 
     def _compiled_rounds(self, actions: np.ndarray | None, dones: np.ndarray,
                          infos: list[dict[str, Any]]) -> bool:
