@@ -9,13 +9,15 @@ compiled call per engine batch instead of one Python round trip per round.
 ``driver.uniform_legal_actions``) draws ``rng.random((n, 88), dtype=float32)`` for its
 ``n`` opponent tables (in table order) and plays the first legal action with the largest
 number of each row. numpy's float32 draws are consecutive 32-bit outputs of the bit
-generator whatever the sizes of the calls, so the draws of all rounds are one stream:
-:class:`UniformStream` draws a block of it in Python, the kernel consumes it 88 numbers a
-move (returning for more when a round does not fit), and :meth:`UniformStream.close`
-leaves the generator exactly where the Python path leaves it: for numpy's PCG64 (and
-PCG64DXSM, the default generator's kinds) by jumping ahead from the saved state
-(``advance``) and restoring the 32-bit buffer; for any other bit generator by drawing the
-used count again from the saved state.
+generator whatever the sizes of the calls, so the draws of all rounds are one stream,
+consumed 88 numbers a move (:class:`UniformStream`). For numpy's PCG64 (the generator of
+``default_rng``) the kernel computes that stream itself from the generator's state (a
+128-bit LCG with numpy's XSL-RR output and 32-bit buffer), and the state is written
+back. For another bit generator a block of the stream is drawn in Python (the kernel
+returns for more when a round does not fit) and :meth:`UniformStream.close` leaves the
+generator where the Python path leaves it: for PCG64 and PCG64DXSM by jumping ahead from
+the saved state (``advance``) and restoring the 32-bit buffer; for any other by drawing
+the used count again from the saved state.
 
 **Rounds.** A round is what the Python path does: when a table has finished its match the
 kernel returns (the caller records the episode and starts a new match, :func:`new_matches`)
@@ -46,15 +48,83 @@ __all__ = ["RoundsRunner", "UniformStream", "new_matches", "play_rounds",
 ALL_WAITING, FINISHED, NEED_DRAWS, NO_LEGAL, LOG_OVERFLOW = range(5)
 
 
+# numpy's PCG64: a 128-bit LCG (state = state * MULT + inc) whose 64-bit output is the
+# XSL-RR of the new state; a float32 takes a 32-bit half (numpy's buffered next_uint32).
+# The state travels as uint64[6]: state high, low, inc high, low, has_uint32, uinteger.
+_MULT_HI = np.uint64(0x2360ED051FC65DA4)
+_MULT_LO = np.uint64(0x4385DF649FCCF645)
+_M32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+_S8 = np.uint64(8)
+_S58 = np.uint64(58)
+_S64 = np.uint64(64)
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+_F24 = np.float32(1.0 / 16777216.0)
+
+
+@njit(inline="always")
+def _mul_hi(a, b):
+    """The upper 64 bits of the 128-bit product of two uint64."""
+    a_lo, a_hi = a & _M32, a >> _S32
+    b_lo, b_hi = b & _M32, b >> _S32
+    lo_lo = a_lo * b_lo
+    mid1 = a_hi * b_lo + (lo_lo >> _S32)
+    mid2 = a_lo * b_hi + (mid1 & _M32)
+    return a_hi * b_hi + (mid1 >> _S32) + (mid2 >> _S32)
+
+
+@njit(inline="always")
+def _pcg_next64(g):
+    hi, lo = g[0], g[1]
+    new_lo = lo * _MULT_LO
+    new_hi = _mul_hi(lo, _MULT_LO) + lo * _MULT_HI + hi * _MULT_LO
+    lo2 = new_lo + g[3]
+    carry = _ONE if lo2 < new_lo else _ZERO
+    hi2 = new_hi + g[2] + carry
+    g[0] = hi2
+    g[1] = lo2
+    v = hi2 ^ lo2
+    r = hi2 >> _S58
+    if r == _ZERO:
+        return v
+    return (v >> r) | (v << (_S64 - r))
+
+
+@njit(inline="always")
+def _pcg_next_float(g):
+    """numpy's ``next_float`` of a PCG64 whose state is ``g``."""
+    if g[4] != _ZERO:
+        g[4] = _ZERO
+        x = g[5]
+    else:
+        n = _pcg_next64(g)
+        g[4] = _ONE
+        g[5] = n >> _S32
+        x = n & _M32
+    return np.float32(x >> _S8) * _F24
+
+
+@njit
+def pcg_floats(g, n):
+    """``n`` float32 numbers of the PCG64 state ``g`` (uint64[6], advanced): what
+    ``Generator(PCG64).random(n, dtype=float32)`` returns (for the tests)."""
+    out = np.empty(n, np.float32)
+    for i in range(n):
+        out[i] = _pcg_next_float(g)
+    return out
+
+
 @njit
 def play_rounds(bag, rb, log, log_len, rewards, done_out, learner, acc, u, pos, first_actions,
-                step_first):
+                step_first, pcg, use_pcg):
     """Rounds of uniform random moves on the tables of ``bag`` (a StateBag) until every
     table waits for its learner seat ``learner[t]`` or one has finished (see the module
     docstring). With ``step_first`` every table is first stepped with ``first_actions``
     (the learners' moves, checked by the caller). ``acc[t]`` (float64) adds the learner's
     reward of every step (+0.0 for a table that waits: what the Python path adds).
-    Reads the uniforms ``u[pos:]``, 88 a move. Returns ``(status, pos, detail)``."""
+    Reads the uniforms ``u[pos:]``, 88 a move, or with ``use_pcg`` draws them from the PCG64
+    state ``pcg`` (uint64[6], see ``_pcg_next_float``). Returns ``(status, pos, detail)``."""
     C = ek.Ctx(rb.rules, rb.flags3, rb.complete, rb.packed, rb.shift, rb.mask, rb.mask7, log,
                log_len, rewards)
     B = learner.shape[0]
@@ -83,7 +153,7 @@ def play_rounds(bag, rb, log, log_len, rewards, done_out, learner, acc, u, pos, 
         if n_opp == 0:
             return ALL_WAITING, pos, 0
         need = n_opp * N_ACTIONS
-        if pos + need > u.shape[0]:
+        if not use_pcg and pos + need > u.shape[0]:
             return NEED_DRAWS, pos, need
         for t in range(B):
             if bag.current[t] == learner[t]:
@@ -92,10 +162,17 @@ def play_rounds(bag, rb, log, log_len, rewards, done_out, learner, acc, u, pos, 
             row = bag.legal_action_mask[t]
             best = 0
             best_u = np.float32(-1.0)
-            for a in range(N_ACTIONS):
-                if row[a] and u[pos + a] > best_u:
-                    best = a
-                    best_u = u[pos + a]
+            if use_pcg:
+                for a in range(N_ACTIONS):
+                    x = _pcg_next_float(pcg)
+                    if row[a] and x > best_u:
+                        best = a
+                        best_u = x
+            else:
+                for a in range(N_ACTIONS):
+                    if row[a] and u[pos + a] > best_u:
+                        best = a
+                        best_u = u[pos + a]
             pos += N_ACTIONS
             ek._step_table(bag, C, t, ek._i(best), ek._NO, done_out)
             if log_len[t] > size:
@@ -104,15 +181,29 @@ def play_rounds(bag, rb, log, log_len, rewards, done_out, learner, acc, u, pos, 
 
 
 class UniformStream:
-    """The float32 uniforms of ``rng``, drawn in blocks and consumed in order by
-    :func:`play_rounds`; :meth:`close` leaves ``rng`` as if exactly the consumed numbers had
-    been drawn (see the module docstring). ``block`` is the first block's size."""
+    """The float32 uniforms of ``rng`` consumed in order by :func:`play_rounds`; after
+    :meth:`close` ``rng`` is as if exactly the consumed numbers had been drawn.
+
+    For numpy's PCG64 (what ``default_rng`` makes) the kernel draws them itself from the
+    generator's state (``pcg``, written back by :meth:`close`); for any other bit
+    generator they are drawn here in blocks (``buffer``, read from ``pos``; the first
+    block ``block`` numbers) and the generator is rewound to the numbers used (see the
+    module docstring)."""
 
     def __init__(self, rng: np.random.Generator, block: int) -> None:
         self.rng = rng
         self._start = rng.bit_generator.state
-        self.buffer = rng.random(max(int(block), N_ACTIONS), dtype=np.float32)
-        self.pos = 0  # read position in ``buffer``
+        self.use_pcg = type(rng.bit_generator) is np.random.PCG64
+        if self.use_pcg:
+            st = self._start["state"]
+            self.pcg = np.array([st["state"] >> 64, st["state"] & _MASK64, st["inc"] >> 64,
+                                 st["inc"] & _MASK64, self._start["has_uint32"],
+                                 self._start["uinteger"]], np.uint64)
+            self.buffer = np.zeros(0, np.float32)
+        else:
+            self.pcg = np.zeros(6, np.uint64)
+            self.buffer = rng.random(max(int(block), N_ACTIONS), dtype=np.float32)
+        self.pos = 0  # read position in ``buffer`` (numbers used since it was drawn)
         self._before = 0  # numbers consumed before ``buffer``'s first one
         self._drawn = self.buffer.size  # numbers drawn from rng in all
         self._closed = False
@@ -124,6 +215,8 @@ class UniformStream:
 
     def extend(self, need: int) -> None:
         """Make at least ``need`` numbers readable from ``pos`` (drawing more)."""
+        if self.use_pcg:
+            return
         left = self.buffer[self.pos:]
         more = max(int(need) - left.size, left.size + self.buffer.size // 2, N_ACTIONS)
         self._before += self.pos
@@ -136,8 +229,17 @@ class UniformStream:
         if self._closed:
             return
         self._closed = True
-        if self.used != self._drawn:
+        if self.use_pcg:
+            g = [int(x) for x in self.pcg]
+            self.rng.bit_generator.state = {
+                "bit_generator": "PCG64",
+                "state": {"state": (g[0] << 64) | g[1], "inc": (g[2] << 64) | g[3]},
+                "has_uint32": g[4], "uinteger": g[5]}
+        elif self.used != self._drawn:
             rewind(self.rng, self._start, self.used)
+
+
+_MASK64 = (1 << 64) - 1
 
 
 def rewind(rng: np.random.Generator, start: dict[str, Any], used: int) -> None:
@@ -202,7 +304,8 @@ class RoundsRunner:
         while True:
             status, pos, detail = play_rounds(
                 self.bag, self.rule_bag, self.log, self.log_len, self.rewards, self.done_out,
-                learner, acc, stream.buffer, stream.pos, acts, step_first)
+                learner, acc, stream.buffer, stream.pos, acts, step_first, stream.pcg,
+                stream.use_pcg)
             stream.pos = pos
             if status != NEED_DRAWS:
                 return status, detail

@@ -15,6 +15,7 @@ from sichuan_env.random_rounds import (
     NO_LEGAL,
     RoundsRunner,
     UniformStream,
+    pcg_floats,
     rewind,
 )
 
@@ -65,11 +66,15 @@ def test_stream_reads_the_generator_in_order(kind, seed, first, takes) -> None:
     rng = np.random.Generator(kind(seed))
     stream = UniformStream(rng, first)
     got = []
+    assert stream.use_pcg == (kind is np.random.PCG64)
     for n in takes:
-        if stream.pos + n > stream.buffer.size:
-            stream.extend(n)
-        assert stream.buffer.size - stream.pos >= n
-        got.append(stream.buffer[stream.pos:stream.pos + n].copy())
+        if stream.use_pcg:  # what the kernel does: the numbers from the state itself
+            got.append(pcg_floats(stream.pcg, n))
+        else:
+            if stream.pos + n > stream.buffer.size:
+                stream.extend(n)
+            assert stream.buffer.size - stream.pos >= n
+            got.append(stream.buffer[stream.pos:stream.pos + n].copy())
         stream.pos += n
     stream.close()
     ref = np.random.Generator(kind(seed))
@@ -96,3 +101,21 @@ def test_table_without_legal_move_is_refused_before_anything_changes() -> None:
     status, _ = RoundsRunner(st_).run(stream, learner, acc, None)
     assert status == ALL_WAITING and (st_.current == 3).all()
     stream.close()
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**128 - 1), before=st.integers(0, 9), n=st.integers(0, 600))
+def test_compiled_pcg64_is_numpys(seed, before, n) -> None:
+    """The kernel's PCG64 (128-bit LCG in uint64 halves, XSL-RR output, 32-bit buffer)
+    gives numpy's float32 numbers from any state, and its state ends where numpy's does."""
+    rng = np.random.Generator(np.random.PCG64(seed))
+    ref = np.random.Generator(np.random.PCG64(seed))
+    rng.random(before, dtype=np.float32)
+    ref.random(before, dtype=np.float32)
+    stream = UniformStream(rng, 0)
+    got = pcg_floats(stream.pcg, n)
+    stream.pos += n
+    stream.close()
+    np.testing.assert_array_equal(got, ref.random(n, dtype=np.float32))
+    _same_state(rng, ref)
+    assert rng.integers(2**62) == ref.integers(2**62)
