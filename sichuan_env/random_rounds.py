@@ -105,6 +105,94 @@ def _pcg_next_float(g):
     return np.float32(x >> _S8) * _F24
 
 
+@njit(inline="always")
+def _mul_add128(a_hi, a_lo, b_hi, b_lo, c_hi, c_lo):
+    """(a * b + c) mod 2**128 of three 128-bit numbers as (high, low) uint64 halves."""
+    lo = a_lo * b_lo
+    hi = _mul_hi(a_lo, b_lo) + a_lo * b_hi + a_hi * b_lo
+    lo2 = lo + c_lo
+    carry = _ONE if lo2 < lo else _ZERO
+    return hi + c_hi + carry, lo2
+
+
+@njit(inline="always")
+def _xsl_rr(hi, lo):
+    v = hi ^ lo
+    r = hi >> _S58
+    if r == _ZERO:
+        return v
+    return (v >> r) | (v << (_S64 - r))
+
+
+@njit(inline="always")
+def _pcg_pick(g, J, row):
+    """The action :func:`sichuan_env.driver.uniform_legal_actions` picks for the legal
+    ``row`` (88,) from the PCG64 state ``g``, which is advanced by 88 float32 numbers.
+    With the 32-bit buffer empty the 88 numbers are the halves of the next 44 words, and
+    only the words of legal actions are computed, each by a jump from the current state
+    (``J[k]``: the multiplier and increment of k steps, see ``pcg_jumps``)."""
+    best = 0
+    best_u = np.float32(-1.0)
+    if g[4] != _ZERO:  # an odd start: number by number
+        for a in range(N_ACTIONS):
+            x = _pcg_next_float(g)
+            if row[a] and x > best_u:
+                best = a
+                best_u = x
+        return best
+    s_hi, s_lo = g[0], g[1]
+    last = -1
+    word = _ZERO
+    for a in range(N_ACTIONS):
+        if not row[a]:
+            continue
+        w = a >> 1
+        if w != last:
+            k = w + 1
+            hi, lo = _mul_add128(J[k, 0], J[k, 1], s_hi, s_lo, J[k, 2], J[k, 3])
+            word = _xsl_rr(hi, lo)
+            last = w
+        x = (word & _M32) if (a & 1) == 0 else (word >> _S32)
+        u = np.float32(x >> _S8) * _F24
+        if u > best_u:
+            best = a
+            best_u = u
+    k = N_ACTIONS // 2
+    hi, lo = _mul_add128(J[k, 0], J[k, 1], s_hi, s_lo, J[k, 2], J[k, 3])
+    g[0] = hi
+    g[1] = lo
+    g[5] = _xsl_rr(hi, lo) >> _S32  # the upper half of the last word, taken from the buffer
+    return best
+
+
+_JUMPS: dict[int, np.ndarray] = {}
+
+
+def pcg_jumps(inc: int) -> np.ndarray:
+    """(45, 4) uint64: for k = 0..44 steps of numpy's PCG64 with increment ``inc``, the
+    multiplier and increment (high, low halves of each) with state_k = A_k * state + C_k
+    (mod 2**128). Kept per increment (a generator's increment never changes)."""
+    hit = _JUMPS.get(inc)
+    if hit is not None:
+        return hit
+    mult = (int(_MULT_HI) << 64) | int(_MULT_LO)
+    out = np.zeros((N_ACTIONS // 2 + 1, 4), np.uint64)
+    a, c = 1, 0
+    for k in range(out.shape[0]):
+        out[k] = [a >> 64, a & _MASK64, c >> 64, c & _MASK64]
+        a, c = (a * mult) % (1 << 128), (c * mult + inc) % (1 << 128)
+    if len(_JUMPS) > 64:
+        _JUMPS.clear()
+    _JUMPS[inc] = out
+    return out
+
+
+@njit
+def pcg_pick(g, J, row):
+    """:func:`_pcg_pick` (for the tests)."""
+    return _pcg_pick(g, J, row)
+
+
 @njit
 def pcg_floats(g, n):
     """``n`` float32 numbers of the PCG64 state ``g`` (uint64[6], advanced): what
@@ -117,14 +205,15 @@ def pcg_floats(g, n):
 
 @njit
 def play_rounds(bag, rb, log, log_len, rewards, done_out, learner, acc, u, pos, first_actions,
-                step_first, pcg, use_pcg):
+                step_first, pcg, jumps, use_pcg):
     """Rounds of uniform random moves on the tables of ``bag`` (a StateBag) until every
     table waits for its learner seat ``learner[t]`` or one has finished (see the module
     docstring). With ``step_first`` every table is first stepped with ``first_actions``
     (the learners' moves, checked by the caller). ``acc[t]`` (float64) adds the learner's
     reward of every step (+0.0 for a table that waits: what the Python path adds).
     Reads the uniforms ``u[pos:]``, 88 a move, or with ``use_pcg`` draws them from the PCG64
-    state ``pcg`` (uint64[6], see ``_pcg_next_float``). Returns ``(status, pos, detail)``."""
+    state ``pcg`` (uint64[6], see ``_pcg_next_float``; ``jumps``: :func:`pcg_jumps`).
+    Returns ``(status, pos, detail)``."""
     C = ek.Ctx(rb.rules, rb.flags3, rb.complete, rb.packed, rb.shift, rb.mask, rb.mask7, log,
                log_len, rewards)
     B = learner.shape[0]
@@ -163,11 +252,7 @@ def play_rounds(bag, rb, log, log_len, rewards, done_out, learner, acc, u, pos, 
             best = 0
             best_u = np.float32(-1.0)
             if use_pcg:
-                for a in range(N_ACTIONS):
-                    x = _pcg_next_float(pcg)
-                    if row[a] and x > best_u:
-                        best = a
-                        best_u = x
+                best = _pcg_pick(pcg, jumps, row)
             else:
                 for a in range(N_ACTIONS):
                     if row[a] and u[pos + a] > best_u:
@@ -199,9 +284,11 @@ class UniformStream:
             self.pcg = np.array([st["state"] >> 64, st["state"] & _MASK64, st["inc"] >> 64,
                                  st["inc"] & _MASK64, self._start["has_uint32"],
                                  self._start["uinteger"]], np.uint64)
+            self.jumps = pcg_jumps(st["inc"])
             self.buffer = np.zeros(0, np.float32)
         else:
             self.pcg = np.zeros(6, np.uint64)
+            self.jumps = np.zeros((1, 4), np.uint64)
             self.buffer = rng.random(max(int(block), N_ACTIONS), dtype=np.float32)
         self.pos = 0  # read position in ``buffer`` (numbers used since it was drawn)
         self._before = 0  # numbers consumed before ``buffer``'s first one
@@ -305,7 +392,7 @@ class RoundsRunner:
             status, pos, detail = play_rounds(
                 self.bag, self.rule_bag, self.log, self.log_len, self.rewards, self.done_out,
                 learner, acc, stream.buffer, stream.pos, acts, step_first, stream.pcg,
-                stream.use_pcg)
+                stream.jumps, stream.use_pcg)
             stream.pos = pos
             if status != NEED_DRAWS:
                 return status, detail

@@ -319,7 +319,7 @@ class SichuanVecEnv(VecEnv):
 
     # ------------------------------------------------------------------ internals
     def _observe(self) -> np.ndarray:
-        out = np.zeros((self.num_envs, *OBS_SHAPE), np.float32)
+        out = np.empty((self.num_envs, *OBS_SHAPE), np.float32)  # every row is written
         for st, sl in zip(self._states, self._shards, strict=True):
             fill_observations(st, self.learner[sl].astype(np.intp), np.arange(st.batch_size),
                               out[sl])

@@ -10,12 +10,15 @@ from hypothesis import strategies as st
 
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
+from sichuan_env.driver import uniform_legal_actions
 from sichuan_env.random_rounds import (
     ALL_WAITING,
     NO_LEGAL,
     RoundsRunner,
     UniformStream,
     pcg_floats,
+    pcg_jumps,
+    pcg_pick,
     rewind,
 )
 
@@ -119,3 +122,42 @@ def test_compiled_pcg64_is_numpys(seed, before, n) -> None:
     np.testing.assert_array_equal(got, ref.random(n, dtype=np.float32))
     _same_state(rng, ref)
     assert rng.integers(2**62) == ref.integers(2**62)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**128 - 1), before=st.integers(0, 5),
+       density=st.floats(0.0, 1.0), moves=st.integers(1, 6))
+def test_compiled_pick_is_uniform_legal_actions(seed, before, density, moves) -> None:
+    """The kernel's move (only the legal actions' words computed, by jumps; number by
+    number after an odd start) is the driver's uniform_legal_actions move with numpy's
+    generator, move after move, and the generator state ends the same."""
+    gen = np.random.default_rng(seed % 2**32)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    ref = np.random.Generator(np.random.PCG64(seed))
+    rng.random(before, dtype=np.float32)
+    ref.random(before, dtype=np.float32)
+    stream = UniformStream(rng, 0)
+    J = pcg_jumps(rng.bit_generator.state["state"]["inc"])
+    for _ in range(moves):
+        row = gen.random(N_ACTIONS) < density
+        row[gen.integers(N_ACTIONS)] = True
+        want = uniform_legal_actions(ref, row[None], np.zeros(1, np.intp))[0]
+        assert pcg_pick(stream.pcg, J, row) == want
+        stream.pos += N_ACTIONS
+    stream.close()
+    _same_state(rng, ref)
+
+
+def test_pcg_jumps_are_steps() -> None:
+    """Row k of the jump table takes a state k steps on, as numpy's generator does."""
+    bg = np.random.PCG64(9)
+    inc = bg.state["state"]["inc"]
+    J = pcg_jumps(inc)
+    for k in range(J.shape[0]):
+        probe = np.random.PCG64(9)
+        state = probe.state["state"]["state"]
+        if k:
+            probe.advance(k)
+        a = (int(J[k, 0]) << 64) | int(J[k, 1])
+        c = (int(J[k, 2]) << 64) | int(J[k, 3])
+        assert (a * state + c) % 2**128 == probe.state["state"]["state"]
