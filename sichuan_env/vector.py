@@ -42,19 +42,24 @@ seeding            ``seed`` (or ``seed()`` before ``reset()``) fixes every table
                    opponents are seeded from ``seed`` too
 =================  ===========================================================================
 
-Speed: the engine steps the whole batch in place (the legal masks are kept in the
-state). Tables waiting for their learner are marked finished for the duration of an
+Speed: when every opponent is the built-in :class:`~sichuan_env.agent.RandomAgent` (one
+object, the default), the learners' moves and all the opponents' rounds of an engine
+batch are played in compiled calls (:mod:`sichuan_env.random_rounds`: the same draws,
+moves and generator state as the general path; the call returns only when a match ends).
+Otherwise the engine steps the whole batch in place (the legal masks are kept in the
+state); tables waiting for their learner are marked finished for the duration of an
 opponents' step (the engine ignores finished tables) and restored after; when more than
 ``_HOLD_LIMIT`` (256) tables wait, the others are copied into a smaller batch, finished
-there and written back. The built-in random opponents' moves are drawn by a compiled
-kernel (:func:`sichuan_env.driver.choose`; the same draws and moves as
-``RandomAgent.act_batch``). More than ``SHARD_TABLES`` (1024) tables are kept as several
+there and written back. More than ``SHARD_TABLES`` (1024) tables are kept as several
 engine batches (stepped one after the other), which is faster per table than one huge
-batch.
+batch. A finished table starts its new match in place. The observation array of a step
+is one returned earlier when nobody holds that one any more (fresh memory of tens of MB
+costs its page faults on every step); an array the caller keeps is never written again.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -108,6 +113,26 @@ _HOLD_LIMIT = 256
 SHARD_TABLES = 1024  # tables per engine batch: larger batches run slower per table (cache)
 
 
+def _unheld(pool: list[np.ndarray], limit: int) -> np.ndarray | None:
+    """The first array of ``pool`` with at most ``limit`` references (with ``limit``
+    :data:`_UNHELD_REFS`: held by nobody but the pool), else None."""
+    for buf in pool:
+        if sys.getrefcount(buf) <= limit:
+            return buf
+    return None
+
+
+def _refs_of_unheld() -> int:
+    """The reference count :func:`_unheld` sees for an array only its pool holds (the
+    pool, the loop variable, the call's argument: measured, not assumed)."""
+    for buf in [np.empty(0)]:
+        return sys.getrefcount(buf)
+    raise AssertionError  # pragma: no cover
+
+
+_UNHELD_REFS = _refs_of_unheld()
+
+
 class SichuanVecEnv(VecEnv):
     """See the module docstring."""
 
@@ -154,6 +179,7 @@ class SichuanVecEnv(VecEnv):
         self._ep_start = np.zeros(n, np.float64)
         self._actions: np.ndarray | None = None
         self._runners: list[RoundsRunner] = []
+        self._obs_pool: list[np.ndarray] = []  # observation arrays nobody else holds are reused
         self._draw_hint = n * N_ACTIONS * 4  # first block of the random opponents' draws
         self._t0 = time.perf_counter()
 
@@ -319,11 +345,24 @@ class SichuanVecEnv(VecEnv):
 
     # ------------------------------------------------------------------ internals
     def _observe(self) -> np.ndarray:
-        out = np.empty((self.num_envs, *OBS_SHAPE), np.float32)  # every row is written
+        out = self._free_observation_array()
         for st, sl in zip(self._states, self._shards, strict=True):
             fill_observations(st, self.learner[sl].astype(np.intp), np.arange(st.batch_size),
                               out[sl])
         return out
+
+    def _free_observation_array(self) -> np.ndarray:
+        """A (num_envs, 78, 27) float32 array for the next observations (every row gets
+        written): one returned earlier that nobody holds any more (no reference but the
+        pool's: not the caller, not a view of it, not a tensor sharing its memory), else a
+        new one. Fresh memory of tens of MB costs its page faults (zeroing) on every step."""
+        buf = _unheld(self._obs_pool, _UNHELD_REFS)
+        if buf is not None:
+            return buf
+        buf = np.empty((self.num_envs, *OBS_SHAPE), np.float32)
+        if len(self._obs_pool) < 3:
+            self._obs_pool.append(buf)
+        return buf
 
     def _finish(self, st: State, L: np.ndarray, slots: np.ndarray, rows: np.ndarray,
                 dones: np.ndarray, infos: list[dict[str, Any]]) -> None:

@@ -253,3 +253,33 @@ def test_compiled_rounds_not_used_for_other_opponents() -> None:
         venv.reset()
         venv.step(RandomAgent(0).act_batch(None, venv.action_masks()))
         assert not venv._runners
+
+
+def test_observation_arrays_held_by_the_caller_are_never_reused() -> None:
+    """The env reuses an observation array only when nobody else holds it: arrays and
+    views kept by the caller keep their contents; when the caller drops them, the same
+    few arrays come back, with the observations of an env whose caller keeps everything."""
+    held = SichuanVecEnv(6, learner_seats=(0, 2), seed=1)
+    dropped = SichuanVecEnv(6, learner_seats=(0, 2), seed=1)
+    learner_a, learner_b = RandomAgent(0), RandomAgent(0)
+    kept = [held.reset()]
+    views = [kept[0][1:3]]
+    copies = [kept[0].copy()]
+    obs = dropped.reset()
+    np.testing.assert_array_equal(obs, copies[0])
+    addresses = {obs.ctypes.data}
+    del obs
+    for _ in range(20):
+        o = held.step(learner_a.act_batch(None, held.action_masks()))[0]
+        kept.append(o)
+        views.append(o[1:3])
+        copies.append(o.copy())
+        obs = dropped.step(learner_b.act_batch(None, dropped.action_masks()))[0]
+        np.testing.assert_array_equal(obs, copies[-1])
+        addresses.add(obs.ctypes.data)
+        del obs
+    assert len({o.ctypes.data for o in kept}) == len(kept)  # never reused while held
+    for o, v, c in zip(kept, views, copies, strict=True):
+        np.testing.assert_array_equal(o, c)
+        np.testing.assert_array_equal(v, c[1:3])
+    assert len(addresses) <= 2  # dropped arrays were reused
