@@ -14,8 +14,9 @@ Rows:
   seat's decisions counted);
 * ``single``: :class:`SichuanSingleEnv`, learner seat 0, random opponents (learner steps
   per second; each includes the opponents' moves);
-* ``vector``: :class:`SichuanVecEnv` with random opponents (``act_batch``), random learner
-  actions from the masks, ``num_tables`` tables, learner seat 0 (``num_envs = tables``)
+* ``vector``: :class:`SichuanVecEnv` with random opponents (the built-in ``RandomAgent``,
+  so its compiled rounds: ``sichuan_env.random_rounds``), random learner actions from the
+  masks, ``num_tables`` tables, learner seat 0 (``num_envs = tables``)
   and all four seats (``num_envs = 4 * tables``); learner steps per second
   (``num_envs`` per ``step``), observations included; ``vector+analysis`` the same
   wrapped in ``AnalysisVecEnv`` (what ``train.py`` trains on by default).

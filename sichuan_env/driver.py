@@ -54,6 +54,7 @@ from sichuan_env.view import SeatView, seat_view
 __all__ = [
     "NEEDS", "NO_OBSERVATION", "agent_needs", "agent_input", "check_actions", "check_action",
     "choose", "play_step", "agent_label", "input_row", "uniform_legal_actions",
+    "builtin_random_rng",
 ]
 
 #: The values of an agent's ``needs`` attribute.
@@ -174,7 +175,7 @@ def choose(state: State, rows: np.ndarray, agents: Sequence[Any], who: np.ndarra
             if who is None:
                 break
             continue
-        rng = _builtin_random_rng(agent) if method == "act_batch" else None
+        rng = builtin_random_rng(agent) if method == "act_batch" else None
         if rng is not None:  # its own draws and moves, compiled; legal by construction
             out[sel] = uniform_legal_actions(rng, mask, r)
             if who is None:
@@ -201,7 +202,7 @@ def choose(state: State, rows: np.ndarray, agents: Sequence[Any], who: np.ndarra
     return out
 
 
-def _builtin_random_rng(agent: object) -> np.random.Generator | None:
+def builtin_random_rng(agent: object) -> np.random.Generator | None:
     """The generator of the built-in :class:`~sichuan_env.agent.RandomAgent` (exactly that
     class, not a subclass, with a numpy Generator), else None: :func:`choose` then draws
     its moves with :func:`uniform_legal_actions`, the same draws and moves as its

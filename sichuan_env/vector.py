@@ -42,19 +42,24 @@ seeding            ``seed`` (or ``seed()`` before ``reset()``) fixes every table
                    opponents are seeded from ``seed`` too
 =================  ===========================================================================
 
-Speed: the engine steps the whole batch in place (the legal masks are kept in the
-state). Tables waiting for their learner are marked finished for the duration of an
+Speed: when every opponent is the built-in :class:`~sichuan_env.agent.RandomAgent` (one
+object, the default), the learners' moves and all the opponents' rounds of an engine
+batch are played in compiled calls (:mod:`sichuan_env.random_rounds`: the same draws,
+moves and generator state as the general path; the call returns only when a match ends).
+Otherwise the engine steps the whole batch in place (the legal masks are kept in the
+state); tables waiting for their learner are marked finished for the duration of an
 opponents' step (the engine ignores finished tables) and restored after; when more than
 ``_HOLD_LIMIT`` (256) tables wait, the others are copied into a smaller batch, finished
-there and written back. The built-in random opponents' moves are drawn by a compiled
-kernel (:func:`sichuan_env.driver.choose`; the same draws and moves as
-``RandomAgent.act_batch``). More than ``SHARD_TABLES`` (1024) tables are kept as several
+there and written back. More than ``SHARD_TABLES`` (1024) tables are kept as several
 engine batches (stepped one after the other), which is faster per table than one huge
-batch.
+batch. A finished table starts its new match in place. The observation array of a step
+is one returned earlier when nobody holds that one any more (fresh memory of tens of MB
+costs its page faults on every step); an array the caller keeps is never written again.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -79,7 +84,7 @@ except ImportError as _err:  # pragma: no cover - exercised by a subprocess test
     ) from _err
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
-from sichuan_env.driver import agent_input, check_actions, choose
+from sichuan_env.driver import agent_input, builtin_random_rng, check_actions, choose
 from sichuan_env.gym_env import opponent_list
 from sichuan_env.observation import (
     OBS_SHAPE,
@@ -87,6 +92,14 @@ from sichuan_env.observation import (
     encode,
     fill_observations,
     observation_bounds,
+)
+from sichuan_env.random_rounds import (
+    ALL_WAITING,
+    FINISHED,
+    NO_LEGAL,
+    RoundsRunner,
+    UniformStream,
+    new_matches,
 )
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
@@ -98,6 +111,26 @@ from sichuan_env.view import SeatView
 # waiting table is held as finished, which still costs the engine its legal mask).
 _HOLD_LIMIT = 256
 SHARD_TABLES = 1024  # tables per engine batch: larger batches run slower per table (cache)
+
+
+def _unheld(pool: list[np.ndarray], limit: int) -> np.ndarray | None:
+    """The first array of ``pool`` with at most ``limit`` references (with ``limit``
+    :data:`_UNHELD_REFS`: held by nobody but the pool), else None."""
+    for buf in pool:
+        if sys.getrefcount(buf) <= limit:
+            return buf
+    return None
+
+
+def _refs_of_unheld() -> int:
+    """The reference count :func:`_unheld` sees for an array only its pool holds (the
+    pool, the loop variable, the call's argument: measured, not assumed)."""
+    for buf in [np.empty(0)]:
+        return sys.getrefcount(buf)
+    raise AssertionError  # pragma: no cover
+
+
+_UNHELD_REFS = _refs_of_unheld()
 
 
 class SichuanVecEnv(VecEnv):
@@ -145,6 +178,9 @@ class SichuanVecEnv(VecEnv):
         self._ep_len = np.zeros(n, np.int64)
         self._ep_start = np.zeros(n, np.float64)
         self._actions: np.ndarray | None = None
+        self._runners: list[RoundsRunner] = []
+        self._obs_pool: list[np.ndarray] = []  # observation arrays nobody else holds are reused
+        self._draw_hint = n * N_ACTIONS * 4  # first block of the random opponents' draws
         self._t0 = time.perf_counter()
 
     # ------------------------------------------------------------------ VecEnv API
@@ -155,6 +191,7 @@ class SichuanVecEnv(VecEnv):
         n = self.num_envs
         seeds = vector_table_seeds(base, n)
         self._states = [engine.reset(seeds[sl], self.rules) for sl in self._shards]
+        self._runners = []
         if self._default_opponents:  # the default random opponents follow the seed
             self.opponents[0].rng = opponent_rng(base)
         self._reset_seeds()
@@ -168,9 +205,10 @@ class SichuanVecEnv(VecEnv):
                 a.reset()
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
         dones = np.zeros(n, bool)
-        for k, sl in enumerate(self._shards):
-            self._mask[sl] = self._run(self._states[k], self.learner[sl], self._slots[sl], dones,
-                                       infos)
+        if not self._compiled_rounds(None, dones, infos):
+            for k, sl in enumerate(self._shards):
+                self._mask[sl] = self._run(self._states[k], self.learner[sl], self._slots[sl],
+                                           dones, infos)
         self.reset_infos = [{} for _ in range(n)]
         return self._observe()
 
@@ -194,11 +232,12 @@ class SichuanVecEnv(VecEnv):
         self._ep_len += 1
         dones = np.zeros(n, bool)
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
-        for k, sl in enumerate(self._shards):
-            st, L = self._states[k], self.learner[sl]
-            _, r, _ = engine.step(st, a[sl], inplace=True)
-            self._acc[sl] += r[np.arange(st.batch_size), L]
-            self._mask[sl] = self._run(st, L, self._slots[sl], dones, infos)
+        if not self._compiled_rounds(a, dones, infos):
+            for k, sl in enumerate(self._shards):
+                st, L = self._states[k], self.learner[sl]
+                _, r, _ = engine.step(st, a[sl], inplace=True)
+                self._acc[sl] += r[np.arange(st.batch_size), L]
+                self._mask[sl] = self._run(st, L, self._slots[sl], dones, infos)
         rewards = np.where(dones, self._final, self._acc).astype(np.float32)
         self._acc[~dones] = 0.0
         self._ep_ret[~dones] += rewards[~dones]
@@ -306,11 +345,24 @@ class SichuanVecEnv(VecEnv):
 
     # ------------------------------------------------------------------ internals
     def _observe(self) -> np.ndarray:
-        out = np.zeros((self.num_envs, *OBS_SHAPE), np.float32)
+        out = self._free_observation_array()
         for st, sl in zip(self._states, self._shards, strict=True):
             fill_observations(st, self.learner[sl].astype(np.intp), np.arange(st.batch_size),
                               out[sl])
         return out
+
+    def _free_observation_array(self) -> np.ndarray:
+        """A (num_envs, 78, 27) float32 array for the next observations (every row gets
+        written): one returned earlier that nobody holds any more (no reference but the
+        pool's: not the caller, not a view of it, not a tensor sharing its memory), else a
+        new one. Fresh memory of tens of MB costs its page faults (zeroing) on every step."""
+        buf = _unheld(self._obs_pool, _UNHELD_REFS)
+        if buf is not None:
+            return buf
+        buf = np.empty((self.num_envs, *OBS_SHAPE), np.float32)
+        if len(self._obs_pool) < 3:
+            self._obs_pool.append(buf)
+        return buf
 
     def _finish(self, st: State, L: np.ndarray, slots: np.ndarray, rows: np.ndarray,
                 dones: np.ndarray, infos: list[dict[str, Any]]) -> None:
@@ -334,7 +386,48 @@ class SichuanVecEnv(VecEnv):
         self._acc[sl] = 0.0
         self._ep_ret[sl] = 0.0
         self._ep_len[sl] = 0
-        st.put_rows(rows, engine.reset_done(st.take(rows)))
+        self._new_matches(st, rows)
+
+    @staticmethod
+    def _new_matches(st: State, rows: np.ndarray) -> None:
+        new_matches(st, rows)  # in place: what engine.reset_done does to each of them
+
+    def _compiled_rounds(self, actions: np.ndarray | None, dones: np.ndarray,
+                         infos: list[dict[str, Any]]) -> bool:
+        """When every opponent is the built-in random agent: the learners' moves
+        ``actions`` (None: none, after a reset) and then the opponents' rounds of every
+        engine batch, each in compiled calls (:mod:`sichuan_env.random_rounds`: the same
+        draws and moves as :meth:`_run`). Returns False (doing nothing) otherwise."""
+        opps = self.opponents
+        rng = builtin_random_rng(opps[0]) if opps[0] is opps[1] is opps[2] else None
+        if rng is None:
+            return False
+        if len(self._runners) != len(self._states):
+            self._runners = [RoundsRunner(st) for st in self._states]
+        stream = UniformStream(rng, self._draw_hint)
+        try:
+            for k, sl in enumerate(self._shards):
+                st, runner = self._states[k], self._runners[k]
+                L, slots = self.learner[sl], self._slots[sl]
+                first = None if actions is None else actions[sl]
+                while True:
+                    status, detail = runner.run(stream, L, self._acc[sl], first)
+                    first = None
+                    if status == ALL_WAITING:
+                        break
+                    if status == FINISHED:
+                        self._finish(st, L, slots, np.flatnonzero(st.done), dones, infos)
+                    elif status == NO_LEGAL:
+                        raise ValueError(f"slot {int(slots[detail])}: the seat to act has no "
+                                         "legal action")
+                    else:  # pragma: no cover - sized for the rules
+                        raise RuntimeError("engine step log overflow (or automatic moves "
+                                           "that did not settle)")
+                self._mask[sl] = st.legal_action_mask
+        finally:
+            stream.close()
+        self._draw_hint = stream.used + stream.used // 8 + 64 * N_ACTIONS
+        return True
 
     def _run(self, st: State, L: np.ndarray, slots: np.ndarray, dones: np.ndarray,
              infos: list[dict[str, Any]]) -> np.ndarray:

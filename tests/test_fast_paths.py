@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sichuan_env.vector as vector
+from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
 from sichuan_env.agent import RandomAgent
 from sichuan_env.driver import agent_needs, play_step, uniform_legal_actions
@@ -24,7 +25,15 @@ from sichuan_env.vector import SichuanVecEnv
 
 
 class ReferenceVecEnv(SichuanVecEnv):
-    """The opponent loop written plainly (the behaviour the fast loop must keep)."""
+    """The opponent loop written plainly (the behaviour the fast loop must keep): no
+    compiled rounds, new matches dealt on a copy by ``engine.reset_done``."""
+
+    def _compiled_rounds(self, actions, dones, infos):
+        return False
+
+    @staticmethod
+    def _new_matches(st, rows):
+        st.put_rows(rows, engine.reset_done(st.take(rows)))
 
     def _run(self, st, L, slots, dones, infos):
         ar = np.arange(st.batch_size)
@@ -164,3 +173,113 @@ def test_single_env_random_opponents_same_as_subclass(seat) -> None:
     _assert_same(_single_trace(RandomAgent(3), seat), _single_trace(PlainRandom(3), seat))
     _assert_same(_single_trace([RandomAgent(1), PlainRandom(2), RandomAgent(3)], seat),
                  _single_trace([PlainRandom(1), PlainRandom(2), PlainRandom(3)], seat))
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return x.tolist() if isinstance(x, np.ndarray) else x
+
+
+def _rng_state(venv: SichuanVecEnv) -> Any:
+    return _plain(venv.opponents[0].rng.bit_generator.state)
+
+
+@settings(max_examples=24, deadline=None)
+@given(seed=st.integers(0, 2**31), seats=st.sampled_from([(0,), (2,), (1, 3), (0, 1, 2, 3)]),
+       shard=st.sampled_from([5, 16, 1024]), deals=st.integers(1, 3),
+       hint=st.sampled_from([0, 500, None]), steps=st.integers(1, 120),
+       kind=st.sampled_from([None, "odd", np.random.PCG64DXSM, np.random.MT19937,
+                             np.random.Philox]))
+def test_compiled_rounds_same_as_reference(seed, seats, shard, deals, hint, steps,
+                                           kind) -> None:
+    """The compiled opponent rounds (random_rounds) against the plain loop: several seeds,
+    seat sets, shard sizes, match lengths, the default opponents (PCG64: drawn inside the
+    kernel) or a random agent on another bit generator (drawn in blocks: ``hint`` 0 gives
+    blocks of one move, refilled again and again); the opponents' generator ends in the
+    same state. ``"odd"``: a PCG64 that drew one number before (the 32-bit buffer full at
+    each move: the kernel's number-by-number path)."""
+    old = vector.SHARD_TABLES
+    vector.SHARD_TABLES = shard
+    try:
+        rules = get_rules("mil", deals_per_match=deals)
+        opponents = [None, None]
+        if kind is not None:
+            for i in range(2):
+                opponents[i] = RandomAgent(seed)
+                if kind == "odd":
+                    opponents[i].rng.random(dtype=np.float32)
+                else:
+                    opponents[i].rng = np.random.Generator(kind(seed))
+        fast = SichuanVecEnv(13, rules=rules, learner_seats=seats, seed=seed,
+                             opponents=opponents[0])
+        ref = ReferenceVecEnv(13, rules=rules, learner_seats=seats, seed=seed,
+                              opponents=opponents[1])
+        if hint is not None:
+            fast._draw_hint = hint
+        a, b = _trace(fast, steps, seed % 7), _trace(ref, steps, seed % 7)
+        assert fast._runners, "the compiled rounds were not used"
+        _assert_same(a, b)
+        assert _rng_state(fast) == _rng_state(ref)
+    finally:
+        vector.SHARD_TABLES = old
+
+
+@pytest.mark.parametrize("hint", [0, 10**6])
+def test_compiled_rounds_generator_state_each_step(hint) -> None:
+    """After every step (and the reset) the opponents' generator is where the plain loop
+    leaves it, whether the block was too small (refilled) or far too large (rewound)."""
+    fast = SichuanVecEnv(9, learner_seats=(1, 2), seed=4)
+    ref = ReferenceVecEnv(9, learner_seats=(1, 2), seed=4)
+    fast._draw_hint = hint
+    fast.reset()
+    ref.reset()
+    assert _rng_state(fast) == _rng_state(ref)
+    learner = np.random.default_rng(0)
+    for _ in range(60):
+        masks = ref.action_masks()
+        np.testing.assert_array_equal(fast.action_masks(), masks)
+        acts = np.array([learner.choice(np.flatnonzero(m)) for m in masks])
+        fast._draw_hint = hint
+        fast.step(acts)
+        ref.step(acts)
+        assert _rng_state(fast) == _rng_state(ref)
+
+
+def test_compiled_rounds_not_used_for_other_opponents() -> None:
+    """A subclass of the random agent, or three agents, take the general path."""
+    for opponents in (PlainRandom(1), [RandomAgent(1), RandomAgent(2), RandomAgent(3)]):
+        venv = SichuanVecEnv(4, opponents=opponents, seed=0)
+        venv.reset()
+        venv.step(RandomAgent(0).act_batch(None, venv.action_masks()))
+        assert not venv._runners
+
+
+def test_observation_arrays_held_by_the_caller_are_never_reused() -> None:
+    """The env reuses an observation array only when nobody else holds it: arrays and
+    views kept by the caller keep their contents; when the caller drops them, the same
+    few arrays come back, with the observations of an env whose caller keeps everything."""
+    held = SichuanVecEnv(6, learner_seats=(0, 2), seed=1)
+    dropped = SichuanVecEnv(6, learner_seats=(0, 2), seed=1)
+    learner_a, learner_b = RandomAgent(0), RandomAgent(0)
+    kept = [held.reset()]
+    views = [kept[0][1:3]]
+    copies = [kept[0].copy()]
+    obs = dropped.reset()
+    np.testing.assert_array_equal(obs, copies[0])
+    addresses = {obs.ctypes.data}
+    del obs
+    for _ in range(20):
+        o = held.step(learner_a.act_batch(None, held.action_masks()))[0]
+        kept.append(o)
+        views.append(o[1:3])
+        copies.append(o.copy())
+        obs = dropped.step(learner_b.act_batch(None, dropped.action_masks()))[0]
+        np.testing.assert_array_equal(obs, copies[-1])
+        addresses.add(obs.ctypes.data)
+        del obs
+    assert len({o.ctypes.data for o in kept}) == len(kept)  # never reused while held
+    for o, v, c in zip(kept, views, copies, strict=True):
+        np.testing.assert_array_equal(o, c)
+        np.testing.assert_array_equal(v, c[1:3])
+    assert len(addresses) <= 2  # dropped arrays were reused
