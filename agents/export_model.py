@@ -1,4 +1,5 @@
-"""Make a trained model small enough to ship: keep the weights, drop the optimizer's state.
+"""Make a trained model small enough to ship: keep the weights, drop the optimizer's state
+and the last rollout.
 
     python -m agents.export_model runs/x/checkpoints/ppo_3000000_steps.zip agents/models/ppo_mil.zip
 
@@ -34,7 +35,9 @@ def export(src: str | Path, dst: str | Path, check_deals: int = 8) -> int:
                                               lr=float(model.lr_schedule(1.0)))
     dst = Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
-    model.save(str(dst))
+    # the last rollout's observations and episode statistics are not part of the policy
+    model.save(str(dst), exclude=["_last_obs", "_last_original_obs", "_last_episode_starts",
+                                  "ep_info_buffer", "ep_success_buffer"])
     # the exported policy must choose as the original one, decision by decision
     a, b = PPOAgent(str(src)), PPOAgent(str(dst))
     st = engine.reset(np.arange(check_deals) + 12345)
