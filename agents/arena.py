@@ -363,8 +363,7 @@ def run_arena(
         jobs = [(list(agents), aseed, k, seeds[lo:hi], deal_agent[lo:hi], rules, T,
                  n_rec if k == 0 else 0, desc if (progress and k == 0) else None)
                 for k, (lo, hi) in enumerate(bounds)]
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp
-        with ctx.Pool(len(jobs)) as pool:
+        with _worker_context(mp).Pool(len(jobs)) as pool:
             parts = pool.map(_play_job, jobs)
         out = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
         end_reason = np.concatenate([p[1] for p in parts])
@@ -381,6 +380,15 @@ def run_arena(
     if n_rec:
         write_records(res, logs, records)
     return res
+
+
+def _worker_context(mp: Any) -> Any:
+    """Fork (quick) unless torch runs in this process: a forked child of a process whose
+    torch thread pool has started can hang in its first forward pass, so workers of a
+    process that loaded a network (a ``ppo`` seat) are spawned instead."""
+    if "fork" in mp.get_all_start_methods() and "torch" not in sys.modules:
+        return mp.get_context("fork")
+    return mp.get_context("spawn")
 
 
 def _play_job(job: tuple) -> tuple:
