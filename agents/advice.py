@@ -32,9 +32,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
-from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+from stable_baselines3.common.vec_env import VecEnv
 
+from agents.features import StatePlanesVecEnv
 from sichuan_env.actions import HU, KONG, MELDED_KONG, N_ACTIONS, PASS, PUNG, VOID_SUIT, VOID_TILE
 from sichuan_env.vocab import N_KINDS
 
@@ -72,7 +72,7 @@ def make_adviser(name: str = "rules", seed: int = 0) -> Any:
     return make_agent(name, seed=seed)
 
 
-class AdviceVecEnv(VecEnvWrapper):
+class AdviceVecEnv(StatePlanesVecEnv):
     """A VecEnv whose observations carry the adviser's choice for each slot's learner seat.
 
     ``venv`` is a :class:`sichuan_env.vector.SichuanVecEnv`, possibly wrapped (the
@@ -80,11 +80,7 @@ class AdviceVecEnv(VecEnvWrapper):
     advice (the deal is over, there is nothing to advise)."""
 
     def __init__(self, venv: VecEnv, adviser: Any) -> None:
-        space = venv.observation_space
-        assert isinstance(space, spaces.Box)
-        low = np.concatenate([space.low, np.zeros((N_ADVICE_PLANES, N_KINDS), np.float32)])
-        high = np.concatenate([space.high, np.ones((N_ADVICE_PLANES, N_KINDS), np.float32)])
-        super().__init__(venv, observation_space=spaces.Box(low, high, dtype=np.float32))
+        super().__init__(venv, N_ADVICE_PLANES)
         self.adviser = adviser
 
     def advice(self) -> np.ndarray:
@@ -93,20 +89,5 @@ class AdviceVecEnv(VecEnvWrapper):
         return np.asarray(self.adviser.act_batch(self.venv.learner_inputs(self.adviser),
                                                  masks), np.int64)
 
-    def _with_advice(self, obs: np.ndarray) -> np.ndarray:
-        return np.concatenate([obs, advice_planes(self.advice())], axis=1)
-
-    def reset(self) -> np.ndarray:
-        return self._with_advice(self.venv.reset())
-
-    def step_wait(self):
-        obs, rewards, dones, infos = self.venv.step_wait()
-        for info in infos:
-            if "terminal_observation" in info:
-                t = info["terminal_observation"]
-                info["terminal_observation"] = np.concatenate(
-                    [t, np.zeros((N_ADVICE_PLANES, N_KINDS), np.float32)])
-        return self._with_advice(obs), rewards, dones, infos
-
-    def action_masks(self) -> np.ndarray:
-        return self.venv.action_masks()
+    def planes_now(self) -> np.ndarray:
+        return advice_planes(self.advice())

@@ -341,3 +341,38 @@ class AnalysisVecEnv(VecEnvWrapper):
 
     def action_masks(self) -> np.ndarray:
         return self.venv.action_masks()
+
+
+class StatePlanesVecEnv(VecEnvWrapper):
+    """Base for wrappers that append ``n_planes`` planes (values in [0, 1]) computed from the
+    current state of the wrapped env rather than from its observation: subclasses
+    implement :meth:`planes_now`. A terminal observation gets zeros there (the deal is
+    over; its state is gone after the auto-reset)."""
+
+    def __init__(self, venv: VecEnv, n_planes: int) -> None:
+        space = venv.observation_space
+        assert isinstance(space, spaces.Box)
+        self.n_planes = int(n_planes)
+        extra = (self.n_planes, space.shape[1])
+        low = np.concatenate([space.low, np.zeros(extra, np.float32)])
+        high = np.concatenate([space.high, np.ones(extra, np.float32)])
+        super().__init__(venv, observation_space=spaces.Box(low, high, dtype=np.float32))
+
+    def planes_now(self) -> np.ndarray:
+        """(num_envs, n_planes, 27) for every slot now."""
+        raise NotImplementedError
+
+    def reset(self) -> np.ndarray:
+        return np.concatenate([self.venv.reset(), self.planes_now()], axis=1)
+
+    def step_wait(self):
+        obs, rewards, dones, infos = self.venv.step_wait()
+        for info in infos:
+            if "terminal_observation" in info:
+                t = info["terminal_observation"]
+                info["terminal_observation"] = np.concatenate(
+                    [t, np.zeros((self.n_planes, *t.shape[1:]), np.float32)])
+        return np.concatenate([obs, self.planes_now()], axis=1), rewards, dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        return self.venv.action_masks()

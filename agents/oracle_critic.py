@@ -14,47 +14,26 @@ seat's own observation (:class:`agents.ppo.PPOAgent` passes zeros in their place
 from __future__ import annotations
 
 import numpy as np
-from gymnasium import spaces
-from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+from stable_baselines3.common.vec_env import VecEnv
 
+from agents.features import StatePlanesVecEnv
 from sichuan_env.observation import N_CHANNELS, N_ORACLE_CHANNELS, encode_oracle
-from sichuan_env.vocab import N_KINDS
 
 #: Channels the oracle adds to a seat's planes.
 N_HIDDEN_PLANES = N_ORACLE_CHANNELS - N_CHANNELS
 
 
-class OracleVecEnv(VecEnvWrapper):
+class OracleVecEnv(StatePlanesVecEnv):
     """Appends each slot's hidden planes (``N_HIDDEN_PLANES`` channels) to the observations
     of ``venv`` (a :class:`sichuan_env.vector.SichuanVecEnv`, possibly wrapped); terminal
-    observations get zeros there."""
+    observations get zeros there. ``policy_planes``: the channels before them."""
 
     def __init__(self, venv: VecEnv) -> None:
-        space = venv.observation_space
-        assert isinstance(space, spaces.Box)
-        low = np.concatenate([space.low, np.zeros((N_HIDDEN_PLANES, N_KINDS), np.float32)])
-        high = np.concatenate([space.high, np.ones((N_HIDDEN_PLANES, N_KINDS), np.float32)])
-        super().__init__(venv, observation_space=spaces.Box(low, high, dtype=np.float32))
-        self.policy_planes = int(space.shape[0])
+        self.policy_planes = int(venv.observation_space.shape[0])
+        super().__init__(venv, N_HIDDEN_PLANES)
 
-    def hidden_planes(self) -> np.ndarray:
+    def planes_now(self) -> np.ndarray:
         """(num_envs, N_HIDDEN_PLANES, 27): what the learner seat of each slot cannot see."""
         base = self.venv.unwrapped
         oracle = encode_oracle(base.state, base.learner.astype(np.intp))
         return np.ascontiguousarray(oracle[:, N_CHANNELS:])
-
-    def reset(self) -> np.ndarray:
-        obs = self.venv.reset()
-        return np.concatenate([obs, self.hidden_planes()], axis=1)
-
-    def step_wait(self):
-        obs, rewards, dones, infos = self.venv.step_wait()
-        for info in infos:
-            if "terminal_observation" in info:
-                t = info["terminal_observation"]
-                info["terminal_observation"] = np.concatenate(
-                    [t, np.zeros((N_HIDDEN_PLANES, N_KINDS), np.float32)])
-        return np.concatenate([obs, self.hidden_planes(), ], axis=1), rewards, dones, infos
-
-    def action_masks(self) -> np.ndarray:
-        return self.venv.action_masks()
