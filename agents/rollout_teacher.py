@@ -1,0 +1,252 @@
+"""Rollout comparisons: where deviating from the rules bot pays, measured by playing on.
+
+Four rules bots play deals. At a sample of their decisions (those with a real choice),
+each *candidate* action -- the bot's own choice and a few alternatives -- is applied to a
+copy of the table, and four rules bots play the deal out from there. The decider's points
+from that moment to the end of the deal are the candidate's *return*.
+
+The copies share the wall and the other hands as the game dealt them, so two candidates
+differ only by what the action changes (common random numbers: the luck of the deal
+cancels in the difference). The hidden part of a real table is a draw from exactly the
+distribution the decider faces given what it has seen, so one comparison is an unbiased
+sample of ``Q(a) - Q(b)`` -- the value of ``a`` over ``b`` for a player who then goes on as
+the rules bot against rules bots -- given the decider's own information. A network that
+regresses these differences from the decider's observation learns where the bot's choice
+can be improved (one step of policy iteration), without ever seeing anything hidden.
+
+:func:`generate` writes the samples (the decider's network input -- observation, analysis
+and advice planes, as :class:`agents.ppo.PPOAgent` builds them -- its mask, the candidates
+and their returns); ``agents.distill`` trains a policy on them.
+
+    python -m agents.rollout_teacher --deals 20000 --seed 31 --out runs/rollouts_31.npz
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.advice import advice_planes
+from agents.features import augment
+from agents.greedy import Seen, discard_shanten, isolation
+from agents.rules_bot import RulesAgent
+from sichuan_env import engine
+from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_SUIT, VOID_TILE
+from sichuan_env.driver import choose
+from sichuan_env.observation import planes_from_view
+from sichuan_env.rules import get_rules
+from sichuan_env.state import TURN, VOID, State
+from sichuan_env.view import seat_view
+from sichuan_env.vocab import SUIT_OF
+
+MAX_CANDIDATES = 6  # room per sample: the bot's choice, Hu, kongs, discards, void suits
+
+
+def suit_of_void_action(a: np.ndarray) -> np.ndarray:
+    """The suit a void-phase action chooses (set-aside tile or indicator card)."""
+    a = np.asarray(a)
+    return np.where(a >= VOID_SUIT, a - VOID_SUIT, SUIT_OF[np.clip(a - VOID_TILE, 0, 26)])
+
+
+def candidate_actions(bot: RulesAgent, view: Seen, masks: np.ndarray, chosen: np.ndarray,
+                      discards: int = 3) -> np.ndarray:
+    """(N, MAX_CANDIDATES) int64 candidate actions per row, -1 padded; column 0 is the
+    bot's own choice ``chosen``. Own turn: Hu and kongs when legal, and the ``discards``
+    best discards in the bot's order (lowest shanten, then its score; discards of a worse
+    shanten by isolation). Void choice: one action per other suit (the tile greedy would
+    set aside). Claims: every legal action."""
+    n = masks.shape[0]
+    out = np.full((n, MAX_CANDIDATES), -1, np.int64)
+    out[:, 0] = chosen
+    for i in range(n):
+        m = masks[i]
+        got = [int(chosen[i])]
+        if view.phase[i] == TURN:
+            extra = [a for a in (HU, *range(KONG, PUNG)) if m[a]]
+            got += [a for a in extra if a not in got]
+        elif view.phase[i] == VOID:
+            suits = suit_of_void_action(np.flatnonzero(m))
+            legal = np.flatnonzero(m)
+            own = int(suit_of_void_action(np.array([chosen[i]]))[0])
+            for s in range(3):
+                if s != own and (suits == s).any():
+                    got.append(int(legal[suits == s][0]))
+        else:
+            got += [int(a) for a in np.flatnonzero(m) if a not in got]
+        out[i, :min(len(got), MAX_CANDIDATES)] = got[:MAX_CANDIDATES]
+    turn = np.flatnonzero(view.phase == TURN)
+    if turn.size:
+        sub = view.take(turn)
+        disc = masks[turn, DISCARD:VOID_TILE]
+        score, _ = bot.discard_scores(sub, disc)
+        sh = discard_shanten(sub.hand, sub.own_meld, sub.own_void, disc).astype(np.float32)
+        key = np.where(np.isfinite(score), score, -1000.0 * sh + isolation(sub.hand) * 0.01)
+        key = np.where(disc, key, -np.inf)
+        order = np.argsort(-key, axis=1, kind="stable")
+        for j, i in enumerate(turn):
+            have = [a for a in out[i] if a >= 0]
+            for k in order[j]:
+                if len(have) >= MAX_CANDIDATES or not np.isfinite(key[j, k]):
+                    break
+                if sum(1 for a in have if a < VOID_TILE) >= discards:
+                    break
+                if int(k) not in have:
+                    have.append(int(k))
+            out[i, :len(have)] = have
+    return out
+
+
+def sample_probability(phase: np.ndarray, masks: np.ndarray, sample_prob: float,
+                       claim_prob: float, void_prob: float) -> np.ndarray:
+    """(N,) the chance that :func:`generate` samples each decision (see there)."""
+    prob = np.where(phase == TURN, sample_prob, claim_prob)
+    prob = np.where(phase == VOID, void_prob, prob)
+    prob = np.where((phase == TURN) & masks[:, HU], claim_prob / 4, prob)
+    return np.where((phase == TURN) & masks[:, KONG:PUNG].any(1), claim_prob, prob)
+
+
+def _cat(states: list[State]) -> State:
+    return State(*(np.concatenate(f) for f in zip(*(s.arrays() for s in states),
+                                                      strict=True)), states[0].rules)
+
+
+def play_out(state: State, seats: np.ndarray, first: np.ndarray, bot: Any) -> np.ndarray:
+    """(B,) points of seat ``seats[i]`` at table ``i`` from now to the end of the deal,
+    when that table's next action is ``first[i]`` and ``bot`` plays every seat after it
+    (the tables are changed in place)."""
+    B = state.batch_size
+    total = np.zeros(B, np.float64)
+    rows = np.arange(B)
+    _, rewards, _ = engine.step(state, np.asarray(first, np.int64), inplace=True)
+    total += rewards[rows, seats]
+    while True:
+        live = np.flatnonzero(~state.done)
+        if not live.size:
+            return total
+        acts = np.zeros(B, np.int64)
+        acts[live] = choose(state, live, [bot])
+        _, rewards, _ = engine.step(state, acts, inplace=True)
+        total += rewards[rows, seats]
+
+
+class _Pending:
+    """Samples waiting for their play-outs."""
+
+    def __init__(self) -> None:
+        self.states: list[State] = []
+        self.seats: list[np.ndarray] = []
+        self.first: list[np.ndarray] = []
+        self.slots: list[np.ndarray] = []  # (sample index, candidate column) per copy
+        self.size = 0
+
+    def add(self, state: State, rows: np.ndarray, seats: np.ndarray, cand: np.ndarray,
+            first_sample: int) -> None:
+        i, k = np.nonzero(cand >= 0)
+        self.states.append(state.take(rows[i]))
+        self.seats.append(seats[i])
+        self.first.append(cand[i, k])
+        self.slots.append(np.stack([first_sample + i, k], 1))
+        self.size += i.size
+
+    def run(self, bot: Any, returns: list[np.ndarray]) -> None:
+        if not self.size:
+            return
+        st = _cat(self.states)
+        got = play_out(st, np.concatenate(self.seats), np.concatenate(self.first), bot)
+        slots = np.concatenate(self.slots)
+        for (s, k), v in zip(slots, got, strict=True):
+            returns[s][k] = v
+        self.__init__()
+
+
+def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.06,
+             claim_prob: float = 0.5, void_prob: float = 0.05, tables: int = 256,
+             discards: int = 3, batch: int = 2048, log: Any = None) -> dict[str, np.ndarray]:
+    """Rollout comparisons from ``deals`` deals of four rules bots (seeds ``seed * 10**7 +
+    i``). A decision with more than one legal action is sampled with ``sample_prob`` on
+    an own turn (discards), ``claim_prob`` on a claim or an own turn offering a kong
+    (``claim_prob / 4`` offering a self-drawn Hu), ``void_prob`` for the void choice: the
+    rarer decisions with close alternatives get more of the play-outs."""
+    rng = np.random.default_rng(seed)
+    bot = RulesAgent()
+    preset = get_rules(rules)
+    planes, masks, cands, advice, phases = [], [], [], [], []
+    returns: list[np.ndarray] = []
+    pending = _Pending()
+    started = time.time()
+    done_deals = 0
+    for lo in range(0, deals, tables):
+        seeds = np.arange(lo, min(deals, lo + tables), dtype=np.int64) + seed * 10**7
+        st = engine.reset(seeds, preset)
+        while not st.done.all():
+            live = np.flatnonzero(~st.done)
+            acts = np.zeros(st.batch_size, np.int64)
+            acts[live] = choose(st, live, [bot])
+            m = st.legal_action_mask[live]
+            prob = sample_probability(st.phase[live], m, sample_prob, claim_prob, void_prob)
+            pick = live[(m.sum(1) > 1) & (rng.random(live.size) < prob)]
+            if pick.size:
+                seats = st.current[pick].astype(np.intp)
+                view = seat_view(st, seats, pick)
+                seen = Seen(view)
+                mk = st.legal_action_mask[pick]
+                cand = candidate_actions(bot, seen, mk, acts[pick], discards)
+                keep = (cand >= 0).sum(1) > 1
+                if keep.any():
+                    pick, seats, cand, mk = pick[keep], seats[keep], cand[keep], mk[keep]
+                    view = seat_view(st, seats, pick)
+                    x = augment(planes_from_view(view, preset))
+                    x = np.concatenate([x, advice_planes(acts[pick])], axis=1)
+                    pending.add(st, pick, seats, cand, len(returns))
+                    for _ in range(pick.size):
+                        returns.append(np.full(MAX_CANDIDATES, np.nan, np.float32))
+                    planes.append(x.astype(np.float16))
+                    masks.append(mk)
+                    cands.append(cand.astype(np.int16))
+                    advice.append(acts[pick].astype(np.int16))
+                    phases.append(st.phase[pick].copy())
+                    if pending.size >= batch:
+                        pending.run(bot, returns)
+            engine.step(st, acts, inplace=True)
+        done_deals += seeds.size
+        if log is not None:
+            log(f"{done_deals} deals, {len(returns)} samples, {time.time() - started:.0f} s")
+    pending.run(bot, returns)
+    return {
+        "planes": np.concatenate(planes), "masks": np.concatenate(masks),
+        "candidates": np.concatenate(cands), "returns": np.stack(returns),
+        "advice": np.concatenate(advice), "phase": np.concatenate(phases),
+        "meta": np.array([seed, deals, int(sample_prob * 1e6), int(claim_prob * 1e6),
+                          int(void_prob * 1e6), discards], np.int64),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--deals", type=int, default=2000)
+    p.add_argument("--seed", type=int, default=31)
+    p.add_argument("--rules", default="mil")
+    p.add_argument("--sample-prob", type=float, default=0.06)
+    p.add_argument("--discards", type=int, default=3)
+    p.add_argument("--out", required=True)
+    a = p.parse_args(argv)
+    if a.deals < 1 or not 0 < a.sample_prob <= 1 or not 1 <= a.discards <= MAX_CANDIDATES:
+        print("rollout_teacher: --deals must be >= 1, --sample-prob in (0, 1], --discards "
+              f"in 1..{MAX_CANDIDATES}", file=sys.stderr)
+        return 2
+    data = generate(a.deals, a.seed, a.rules, a.sample_prob, discards=a.discards,
+                    log=lambda s: print(s, flush=True))
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(a.out, **data)
+    print(f"wrote {a.out}: {data['returns'].shape[0]} samples")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+

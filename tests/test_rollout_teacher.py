@@ -1,0 +1,221 @@
+"""Rollout comparisons (agents/rollout_teacher.py) and the fit on them (agents/distill.py).
+
+The play-outs are checked against plain play (the bot's own choice played out must score
+exactly what the deal then gave the decider), the candidates against the masks, and the
+fit against a planted improvement it must find on data where the truth is known."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agents.advice import advice_planes
+from agents.distill import held_out_gain
+from agents.distill import main as distill_main
+from agents.greedy import Seen
+from agents.ppo import SHIPPED_MODEL
+from agents.rollout_teacher import (
+    MAX_CANDIDATES,
+    candidate_actions,
+    generate,
+    play_out,
+    suit_of_void_action,
+)
+from agents.rollout_teacher import main as teacher_main
+from agents.rules_bot import RulesAgent
+from sichuan_env import engine
+from sichuan_env.actions import VOID_SUIT, VOID_TILE
+from sichuan_env.driver import choose
+from sichuan_env.state import CLAIM, ROB, TURN, VOID
+from sichuan_env.view import seat_view
+from sichuan_env.vocab import SUIT_OF
+
+BOT = RulesAgent()
+
+
+def play_to_end(st, seats):
+    """Points of ``seats[i]`` at table i from now on, every seat played by the bot."""
+    total = np.zeros(st.batch_size)
+    rows = np.arange(st.batch_size)
+    while not st.done.all():
+        live = np.flatnonzero(~st.done)
+        acts = np.zeros(st.batch_size, np.int64)
+        acts[live] = choose(st, live, [BOT])
+        _, r, _ = engine.step(st, acts, inplace=True)
+        total += r[rows, seats]
+    return total
+
+
+def states_midway(seed: int, tables: int, steps: int):
+    st = engine.reset(np.arange(tables) + seed, "mil")
+    for _ in range(steps):
+        live = np.flatnonzero(~st.done)
+        if not live.size:
+            break
+        acts = np.zeros(tables, np.int64)
+        acts[live] = choose(st, live, [BOT])
+        engine.step(st, acts, inplace=True)
+    return st
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 10**6), steps=st.integers(0, 60))
+def test_the_bots_own_choice_played_out_scores_what_plain_play_gives(seed, steps):
+    st = states_midway(seed, 8, steps)
+    live = np.flatnonzero(~st.done)
+    if not live.size:
+        return
+    sub = st.take(live)
+    seats = sub.current.astype(np.intp)
+    first = choose(sub, np.arange(sub.batch_size), [BOT])
+    before = sub.copy()
+    got = play_out(sub.copy(), seats, first, BOT)
+    want = play_to_end(before.copy(), seats)
+    np.testing.assert_array_equal(got, want)
+    # the deal's points sum to zero over the seats, and the play-out is one seat's share
+    assert np.isfinite(got).all()
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 10**6), steps=st.integers(0, 80))
+def test_candidates_are_legal_distinct_and_start_with_the_bots_choice(seed, steps):
+    st = states_midway(seed, 16, steps)
+    live = np.flatnonzero(~st.done)
+    if not live.size:
+        return
+    seats = st.current[live].astype(np.intp)
+    masks = st.legal_action_mask[live]
+    mine = choose(st, live, [BOT])
+    cand = candidate_actions(BOT, Seen(seat_view(st, seats, live)), masks, mine, discards=3)
+    assert cand.shape == (live.size, MAX_CANDIDATES)
+    np.testing.assert_array_equal(cand[:, 0], mine)
+    for i in range(live.size):
+        c = [int(a) for a in cand[i] if a >= 0]
+        assert (cand[i, len(c):] == -1).all(), "padding only at the end"
+        assert len(set(c)) == len(c), f"duplicate candidates {c}"
+        assert all(masks[i, a] for a in c), f"illegal candidate in {c}"
+        ph = st.phase[live[i]]
+        legal = np.flatnonzero(masks[i])
+        if ph in (CLAIM, ROB):
+            if legal.size <= MAX_CANDIDATES:
+                assert sorted(c) == sorted(legal.tolist()), "every claim option is compared"
+        elif ph == VOID:
+            suits = suit_of_void_action(np.array(c))
+            assert len(set(suits.tolist())) == len(c), "one candidate per suit"
+            assert set(suits.tolist()) == set(suit_of_void_action(legal).tolist())
+        elif ph == TURN:
+            assert sum(1 for a in c if a < VOID_TILE) <= 3
+
+
+def test_suit_of_void_action_reads_tiles_and_indicator_cards():
+    kinds = np.arange(27)
+    np.testing.assert_array_equal(suit_of_void_action(VOID_TILE + kinds), SUIT_OF[kinds])
+    np.testing.assert_array_equal(suit_of_void_action(VOID_SUIT + np.arange(3)), [0, 1, 2])
+
+
+def test_generate_samples_match_plain_play_and_the_network_input():
+    data = generate(deals=6, seed=3, sample_prob=0.5, claim_prob=1.0, void_prob=1.0,
+                    tables=3, batch=64)
+    n = data["returns"].shape[0]
+    assert n > 10
+    cand = data["candidates"]
+    have = cand >= 0
+    assert (have.sum(1) >= 2).all(), "only decisions with a choice are kept"
+    assert np.isfinite(data["returns"][have]).all() and np.isnan(data["returns"][~have]).all()
+    np.testing.assert_array_equal(cand[:, 0], data["advice"])
+    assert data["planes"].shape == (n, 89, 27)
+    # the advice planes (the last 7) light the bot's choice
+    np.testing.assert_array_equal(data["planes"][:, -7:].astype(np.float32),
+                                  advice_planes(data["advice"]))
+    rows = np.arange(n)
+    assert data["masks"][rows, cand[:, 0]].all()
+    # the same seed gives the same samples
+    again = generate(deals=6, seed=3, sample_prob=0.5, claim_prob=1.0, void_prob=1.0,
+                     tables=3, batch=64)
+    for k in data:
+        np.testing.assert_array_equal(data[k], again[k])
+
+
+def test_held_out_gain_counts_only_played_out_choices():
+    cand = np.array([[5, 6, -1], [84, 87, -1], [3, 4, 7]])
+    ret = np.array([[1.0, 3.0, np.nan], [0.0, -2.0, np.nan], [2.0, 2.0, 5.0]], np.float32)
+    g = held_out_gain(np.array([6, 84, 9]), cand, ret)
+    assert g["gain"] == pytest.approx(1.0)  # +2 on the first, 0 on the second
+    assert g["unknown"] == pytest.approx(1 / 3)
+    assert g["deviate"] == pytest.approx(2 / 3)
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """Shards where the second candidate is worth 3 points more whenever the decider holds
+    a tile in the first plane's kind 0 slot set -- an improvement the fit must find."""
+    d = tmp_path_factory.mktemp("planted")
+    rng = np.random.default_rng(0)
+    paths = []
+    for j in range(3):
+        n = 3000
+        planes = np.zeros((n, 89, 27), np.float16)
+        flag = rng.random(n) < 0.5
+        planes[flag, 0, 0] = 1.0
+        planes[:, -7:] = advice_planes(np.ones(n, np.int64))  # the bot says: action 1
+        masks = np.zeros((n, 88), bool)
+        masks[:, [1, 2]] = True
+        cand = np.full((n, MAX_CANDIDATES), -1, np.int16)
+        cand[:, 0], cand[:, 1] = 1, 2
+        ret = np.full((n, MAX_CANDIDATES), np.nan, np.float32)
+        noise = rng.normal(0, 1.0, n)
+        ret[:, 0] = noise
+        ret[:, 1] = noise + np.where(flag, 3.0, -3.0) + rng.normal(0, 1.0, n)
+        p = d / f"s{j}.npz"
+        np.savez(p, planes=planes, masks=masks, candidates=cand, returns=ret,
+                 advice=cand[:, 0].copy(), phase=np.full(n, TURN, np.int8),
+                 meta=np.array([j, n, 10**6, 10**6, 10**6, 3], np.int64))
+        paths.append(str(p))
+    return paths
+
+
+def test_the_fit_finds_a_planted_improvement(planted, tmp_path, capsys):
+    out = tmp_path / "fit.zip"
+    rc = distill_main([*planted, "--val", "1", "--epochs", "3", "--lr", "1e-3",
+                       "--init", str(SHIPPED_MODEL), "--out", str(out)])
+    assert rc == 0 and out.exists()
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("epoch")]
+    first, last = eval(lines[0].split(": ", 1)[1]), eval(lines[-1].split(": ", 1)[1])
+    assert last["gain"] > first["gain"] + 1.0
+    # perfect play gains 3 points on half the samples: 1.5 per sample
+    assert last["gain"] > 1.2 and last["gain"] - last["ci95"] > 1.0
+    assert 0.35 < last["deviate"] < 0.65
+    # one sample per deal, each sampled for certain: per seat and deal, a quarter of it
+    assert last["per_deal"] == pytest.approx(last["gain"] / 4, rel=0.05)
+
+
+def test_a_margin_keeps_the_bots_choice_unless_the_gain_exceeds_it(planted, tmp_path,
+                                                                    capsys):
+    rc = distill_main([*planted, "--val", "1", "--epochs", "3", "--lr", "1e-3",
+                       "--init", str(SHIPPED_MODEL), "--margin", "5",
+                       "--out", str(tmp_path / "m.zip")])
+    assert rc == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("epoch")]
+    last = eval(lines[-1].split(": ", 1)[1])
+    assert last["deviate"] < 0.05, "a 3-point gain does not clear a 5-point margin"
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["--deals", "0", "--out", "x.npz"], "--deals must be >= 1"),
+    (["--sample-prob", "1.5", "--out", "x.npz"], "--sample-prob"),
+])
+def test_teacher_cli_errors_are_one_line(argv, text, capsys):
+    assert teacher_main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and text in err[0]
+
+
+def test_distill_cli_errors_are_one_line(tmp_path, capsys, planted):
+    assert distill_main([str(tmp_path / "none.npz"), "--init", str(SHIPPED_MODEL),
+                         "--out", "x.zip"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert distill_main([planted[0], "--val", "1", "--init", str(SHIPPED_MODEL),
+                         "--out", "x.zip"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--val" in err[0]
+
