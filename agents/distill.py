@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from agents.rollout_teacher import sample_probability
+from sichuan_env.actions import HU, KONG, PUNG, VOID_TILE
+from sichuan_env.state import TURN, VOID
 
 
 def load_shards(paths: list[str]) -> dict[str, np.ndarray]:
@@ -56,6 +58,21 @@ def actor_logits(policy: Any, obs: Any) -> Any:
     extractor = getattr(policy, "pi_features_extractor", None) or policy.features_extractor
     feats = extractor(obs.float())  # Box planes: no preprocessing
     return policy.action_net(policy.mlp_extractor.forward_actor(feats))
+
+
+DECISION_KINDS = ("void", "discard", "turn_kong", "turn_hu", "claim")
+
+
+def decision_kind(phase: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """(N,) index into :data:`DECISION_KINDS`: the void choice; an own turn with discards
+    only; one offering a kong; one offering Hu (self-drawn); a claim (or robbing a kong)."""
+    kind = np.full(phase.shape, 4, np.int8)
+    kind[phase == VOID] = 0
+    turn = phase == TURN
+    kind[turn] = 1
+    kind[turn & masks[:, KONG:PUNG].any(1)] = 2
+    kind[turn & masks[:, HU]] = 3
+    return kind
 
 
 def chosen(logits: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -88,6 +105,7 @@ def held_out_gain(actions: np.ndarray, cand: np.ndarray, returns: np.ndarray,
 
 def fit(model: Any, data: dict[str, np.ndarray], train: np.ndarray, val: np.ndarray, *,
         epochs: int = 3, lr: float = 1e-4, batch: int = 512, margin: float = 0.0,
+        discard_margin: float | None = None,
         mass_weight: float = 1.0, seed: int = 0, log: Any = print) -> list[dict[str, Any]]:
     """Fit the actor of ``model`` (a loaded MaskablePPO) in place; the held-out gain after
     each epoch (and before the first, epoch 0)."""
@@ -103,7 +121,10 @@ def fit(model: Any, data: dict[str, np.ndarray], train: np.ndarray, val: np.ndar
     opt = torch.optim.Adam(params, lr=lr)
     cand_all = data["candidates"].astype(np.int64)
     ret_all = data["returns"].astype(np.float32)
-    target_all = ret_all - margin * (np.arange(cand_all.shape[1]) > 0)[None, :]
+    other = (np.arange(cand_all.shape[1]) > 0)[None, :]
+    both_discards = (cand_all < VOID_TILE) & (cand_all[:, :1] < VOID_TILE)
+    m = np.where(both_discards, margin if discard_margin is None else discard_margin, margin)
+    target_all = ret_all - m * other
     history = [dict(epoch=0, **evaluate(model, data, val))]
     log(f"epoch 0: {history[-1]}")
     for ep in range(1, epochs + 1):
@@ -161,6 +182,15 @@ def evaluate(model: Any, data: dict[str, np.ndarray], rows: np.ndarray,
     out: dict[str, Any] = held_out_gain(chosen(logits, masks), cand, ret, w, shards)
     bonus = np.zeros_like(logits)
     bonus[np.arange(rows.size), cand[:, 0]] = 1.0
+    kinds = decision_kind(data["phase"][rows], masks)
+    acts = chosen(logits, masks)
+    out["by_kind"] = {}
+    for j, name in enumerate(DECISION_KINDS):
+        r = np.flatnonzero(kinds == j)
+        if r.size > 1:
+            g = held_out_gain(acts[r], cand[r], ret[r], None if w is None else w[r], shards)
+            out["by_kind"][name] = {k: round(v, 4) for k, v in g.items()
+                                    if k in ("per_deal", "deviate", "n")}
     out["at_margin"] = {m: {k: round(v, 4) for k, v in held_out_gain(
         chosen(logits + m * bonus, masks), cand, ret, w, shards).items() if k != "n"}
         for m in margins}
@@ -177,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--batch", type=int, default=512)
     p.add_argument("--margin", type=float, default=0.0)
+    p.add_argument("--discard-margin", type=float, default=None,
+                   help="the margin for one discard instead of another (default --margin)")
     p.add_argument("--mass-weight", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
@@ -199,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{train.size} training samples, {val.size} held out", flush=True)
     model = MaskablePPO.load(a.init, device="cpu")
     fit(model, data, train, val, epochs=a.epochs, lr=a.lr, batch=a.batch, margin=a.margin,
+        discard_margin=a.discard_margin,
         mass_weight=a.mass_weight, seed=a.seed, log=lambda s: print(s, flush=True))
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     model.save(a.out)

@@ -232,14 +232,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=31)
     p.add_argument("--rules", default="mil")
     p.add_argument("--sample-prob", type=float, default=0.06)
+    p.add_argument("--claim-prob", type=float, default=0.5)
+    p.add_argument("--void-prob", type=float, default=0.05)
     p.add_argument("--discards", type=int, default=3)
     p.add_argument("--out", required=True)
     a = p.parse_args(argv)
-    if a.deals < 1 or not 0 < a.sample_prob <= 1 or not 1 <= a.discards <= MAX_CANDIDATES:
-        print("rollout_teacher: --deals must be >= 1, --sample-prob in (0, 1], --discards "
-              f"in 1..{MAX_CANDIDATES}", file=sys.stderr)
+    probs = (a.sample_prob, a.claim_prob, a.void_prob)
+    if a.deals < 1 or not all(0 < x <= 1 for x in probs) or not 1 <= a.discards <= \
+            MAX_CANDIDATES:
+        print("rollout_teacher: --deals must be >= 1, --sample-prob, --claim-prob and "
+              f"--void-prob in (0, 1], --discards in 1..{MAX_CANDIDATES}", file=sys.stderr)
         return 2
-    data = generate(a.deals, a.seed, a.rules, a.sample_prob, discards=a.discards,
+    data = generate(a.deals, a.seed, a.rules, a.sample_prob, a.claim_prob, a.void_prob,
+                    discards=a.discards,
                     log=lambda s: print(s, flush=True))
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(a.out, **data)

@@ -189,15 +189,39 @@ def test_the_fit_finds_a_planted_improvement(planted, tmp_path, capsys):
     assert last["per_deal"] == pytest.approx(last["gain"] / 4, rel=0.05)
 
 
+@pytest.mark.parametrize("margins, deviates", [
+    (["--margin", "5"], False),  # a 3-point gain does not clear a 5-point margin
+    (["--margin", "0", "--discard-margin", "5"], False),  # the planted choice: discards
+    (["--margin", "5", "--discard-margin", "0"], True),
+])
 def test_a_margin_keeps_the_bots_choice_unless_the_gain_exceeds_it(planted, tmp_path,
-                                                                    capsys):
+                                                                    capsys, margins,
+                                                                    deviates):
     rc = distill_main([*planted, "--val", "1", "--epochs", "3", "--lr", "1e-3",
-                       "--init", str(SHIPPED_MODEL), "--margin", "5",
+                       "--init", str(SHIPPED_MODEL), *margins,
                        "--out", str(tmp_path / "m.zip")])
     assert rc == 0
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("epoch")]
     last = eval(lines[-1].split(": ", 1)[1])
-    assert last["deviate"] < 0.05, "a 3-point gain does not clear a 5-point margin"
+    if deviates:
+        assert 0.35 < last["deviate"] < 0.65 and last["gain"] > 1.2
+    else:
+        assert last["deviate"] < 0.05
+    assert set(last["by_kind"]) == {"discard"} and last["by_kind"]["discard"]["n"] == 3000
+
+
+def test_decision_kinds_follow_phase_and_mask():
+    from agents.distill import DECISION_KINDS, decision_kind
+    from sichuan_env.actions import HU, KONG, PASS
+
+    masks = np.zeros((6, 88), bool)
+    masks[:, 0] = True
+    masks[2, KONG + 4] = True
+    masks[3, HU] = True
+    masks[4, PASS] = True
+    phase = np.array([VOID, TURN, TURN, TURN, CLAIM, ROB], np.int8)
+    got = [DECISION_KINDS[k] for k in decision_kind(phase, masks)]
+    assert got == ["void", "discard", "turn_kong", "turn_hu", "claim", "claim"]
 
 
 @pytest.mark.parametrize("argv, text", [
