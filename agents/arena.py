@@ -292,7 +292,7 @@ def _agent_name(a: Any) -> str:
     return a if isinstance(a, str) else getattr(a, "name", None) or repr(a)
 
 
-def _make_agents(agents: Sequence[Any], seed: int, salt: int = 0):
+def _make_agents(agents: Sequence[Any], seed: int, salt: int = 0, preset: str | None = None):
     names: list[str] = []
     objs: list[Any] = []
     seat_agent = np.empty(4, np.intp)
@@ -301,7 +301,7 @@ def _make_agents(agents: Sequence[Any], seed: int, salt: int = 0):
         if name not in names:
             names.append(name)
             aseed = seed * 101 + len(names) + 7919 * salt
-            objs.append(make_agent(a, seed=aseed) if isinstance(a, str) else a)
+            objs.append(make_agent(a, seed=aseed, preset=preset) if isinstance(a, str) else a)
         seat_agent[s] = names.index(name)
     return names, objs, seat_agent
 
@@ -333,7 +333,7 @@ def run_arena(
         raise ValueError("deals must be >= 1")
     rules = get_rules(rules)
     aseed = seed if agent_seed is None else agent_seed
-    names, objs, seat_agent = _make_agents(agents, aseed)
+    names, objs, seat_agent = _make_agents(agents, aseed, preset=rules.preset)
     if duplicate:
         n_units = -(-deals // 4)
         D = 4 * n_units
@@ -394,7 +394,7 @@ def _worker_context(mp: Any) -> Any:
 def _play_job(job: tuple) -> tuple:
     agents, aseed, salt, seeds, deal_agent, rules, T, n_rec, desc = job
     limit_blas_threads(1)
-    names, objs, _ = _make_agents(agents, aseed, salt)
+    names, objs, _ = _make_agents(agents, aseed, salt, get_rules(rules).preset)
     return _play(objs, names, seeds, deal_agent, rules, T, n_rec, desc)
 
 

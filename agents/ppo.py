@@ -23,11 +23,20 @@ from sichuan_env.view import SeatView
 SHIPPED_MODEL = Path(__file__).resolve().parent / "models" / "ppo_mil.zip"
 
 
+def shipped_model(rules: Any = None) -> Path:
+    """The shipped model for a rule preset: ``models/ppo_<preset>.zip`` when the package
+    has one, else :data:`SHIPPED_MODEL` (trained under MIL)."""
+    if rules is None:
+        return SHIPPED_MODEL
+    own = SHIPPED_MODEL.with_name(f"ppo_{get_rules(rules).preset}.zip")
+    return own if own.exists() else SHIPPED_MODEL
+
+
 class PPOAgent(BaseAgent):
     """Chooses with a MaskablePPO policy; illegal actions are masked out.
 
     ``model`` is a loaded ``sb3_contrib.MaskablePPO`` or a path to its ``.zip``; by default
-    the model shipped with the package (:data:`SHIPPED_MODEL`).
+    the model shipped with the package for the preset ``rules`` (:func:`shipped_model`).
     ``deterministic`` picks the most likely action (the default for evaluation).
     ``rules``: the preset whose scales the planes use, for a model that reads a seat view
     (one trained with advice planes; default: the preset it was trained under when the
@@ -38,7 +47,9 @@ class PPOAgent(BaseAgent):
                  rules: str | None = None, adviser: str = "rules") -> None:
         shipped = model is None
         if shipped:
-            model = SHIPPED_MODEL
+            model = shipped_model(rules)
+            if model == SHIPPED_MODEL:
+                rules = None  # the MIL model reads its planes as it was trained
             if not model.exists():
                 raise FileNotFoundError(f"the shipped PPO model is missing: no file {model} "
                                         "(reinstall the package, or give ppo:PATH)")

@@ -387,14 +387,24 @@ def _accepts(fn: Any, param: str) -> bool:
     return any(p.name == param or p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
 
 
+def _names(fn: Any, param: str) -> bool:
+    """Whether ``fn`` has a parameter called ``param`` (not merely ``**kwargs``)."""
+    try:
+        return param in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def make_agent(spec: str, seed: int | None = None, *, validate: bool | None = None,
-               **kwargs: Any) -> Any:
+               preset: str | None = None, **kwargs: Any) -> Any:
     """Build the agent named by ``spec`` (see the module docstring).
 
-    ``seed`` is passed to constructors that accept it; ``kwargs`` are added to (and
-    override) the spec's own ``?key=value`` arguments. ``validate`` (default: for specs
-    other than the project's own names) plays two deals with :func:`validate_agent`
-    first. Raises :class:`AgentSpecError` naming what is wrong."""
+    ``seed`` is passed to constructors that accept it; ``preset`` (the rule preset the
+    agent will play under) to constructors with a parameter named ``rules`` (e.g. ``ppo``,
+    which then plays the model shipped for that preset), unless the spec gives one;
+    ``kwargs`` are added to (and override) the spec's own ``?key=value`` arguments.
+    ``validate`` (default: for specs other than the project's own names) plays two deals
+    with :func:`validate_agent` first. Raises :class:`AgentSpecError` naming what is wrong."""
     target, spec_kwargs = parse_spec(spec)
     spec_kwargs.update(kwargs)
     obj, arg, own = _load_target(target, spec)
@@ -402,6 +412,8 @@ def make_agent(spec: str, seed: int | None = None, *, validate: bool | None = No
         call_kwargs = dict(spec_kwargs)
         if seed is not None and "seed" not in call_kwargs and _accepts(obj, "seed"):
             call_kwargs["seed"] = seed
+        if preset is not None and "rules" not in call_kwargs and _names(obj, "rules"):
+            call_kwargs["rules"] = preset
         args = () if arg is None else (arg,)
         shown = ", ".join([repr(a) for a in args]
                           + [f"{k}={v!r}" for k, v in call_kwargs.items()])

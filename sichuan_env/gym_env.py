@@ -56,12 +56,14 @@ _ROW = np.zeros(1, np.intp)  # the one table
 
 
 def opponent_list(
-    opponents: Agent | str | Sequence[Agent | str] | None, seed: int | None = None
+    opponents: Agent | str | Sequence[Agent | str] | None, seed: int | None = None,
+    preset: str | None = None,
 ) -> list:
     """Three agents from one agent, a list of three, or None (random agents). An agent may
     be given by its spec string (:func:`sichuan_env.agent.make_agent`: a name such as
     ``"greedy"`` or an import path such as ``"mypkg.bots:MyBot"``); equal specs in one list
-    are one agent, seeded from ``seed``."""
+    are one agent, seeded from ``seed`` (and told the rule ``preset`` when it asks for
+    ``rules``)."""
     if opponents is None:
         base = None if seed is None else seed + 1
         return [RandomAgent(base)] * 3
@@ -77,7 +79,8 @@ def opponent_list(
     for i, a in enumerate(opp):
         if isinstance(a, str):
             if a not in built:
-                built[a] = make_agent(a, seed=None if seed is None else seed + 1 + len(built))
+                built[a] = make_agent(a, seed=None if seed is None else seed + 1 + len(built),
+                                      preset=preset)
             opp[i] = built[a]
     for a in opp:
         if not hasattr(a, "act") or not hasattr(a, "act_batch"):
@@ -113,7 +116,7 @@ class SichuanSingleEnv(gym.Env):
             raise ValueError(f"learner_seat must be 0..3 or 'random', got {learner_seat!r}")
         self.rules = get_rules(rules)
         self.learner_seat_option = learner_seat
-        self.opponents = opponent_list(opponents)
+        self.opponents = opponent_list(opponents, preset=self.rules.preset)
         self._default_opponents = opponents is None
         self.render_mode = render_mode
         low, high = observation_bounds()

@@ -26,6 +26,7 @@ from sichuan_env.actions import action_from_str, action_to_str
 from sichuan_env.agent import make_agent
 from sichuan_env.driver import choose
 from sichuan_env.game import Game
+from sichuan_env.rules import get_rules
 
 _ROW = np.zeros(1, np.intp)  # a game is one table
 
@@ -64,7 +65,8 @@ def play(opponents: list[Any], seat: int = 0, seed: int = 0, rules: str = "mil",
     others = [s for s in range(4) if s != seat]
     for i, s in enumerate(others):
         spec = opponents[i] if len(opponents) == 3 else opponents[0]
-        bots[s] = make_agent(spec, seed=seed * 10 + s) if isinstance(spec, str) else spec
+        bots[s] = (make_agent(spec, seed=seed * 10 + s, preset=get_rules(rules).preset)
+                   if isinstance(spec, str) else spec)
     g = Game.new(seed, rules)
     print(f"Sichuan Bloody mahjong, seed {seed}, rules {rules}. You are seat {seat}"
           f"{' (dealer)' if seat == 0 else ''}.", file=out)

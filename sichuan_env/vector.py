@@ -160,7 +160,7 @@ class SichuanVecEnv(VecEnv):
         self.num_tables = int(num_tables)
         self.learner_seats = seats
         self.render_mode = render_mode
-        self.opponents = opponent_list(opponents, seed)
+        self.opponents = opponent_list(opponents, seed, self.rules.preset)
         self._default_opponents = opponents is None
         n = self.num_tables * len(seats)
         self.learner = np.repeat(np.array(seats, np.int8), self.num_tables)  # (n,) seat/slot
