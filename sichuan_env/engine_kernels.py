@@ -408,38 +408,78 @@ def _new_match(S, C, t):
 
 
 @njit(inline="always")
+def _held_bits(S, t, seat):
+    """Bit k set: ``seat`` of table ``t`` holds a tile of kind k (standing concealed hand).
+    A loop of loads only (no stores), so the compiler keeps the array in registers."""
+    hand = S.hand
+    bits = 0
+    for k in range(27):
+        bits |= (1 if hand[t, seat, k] > 0 else 0) << k
+    return bits
+
+
+@njit(inline="always")
+def _kong_bits(S, t, seat, vd):
+    """Bit k set: ``seat`` (void suit ``vd``) may declare a kong of kind k by its hand and
+    melds (:data:`KONG_OK`; the wall and the turn are not asked)."""
+    hand = S.hand
+    meld = S.meld
+    bits = 0
+    for s in range(3):
+        v = 30 if s == vd else 0
+        for r in range(9):
+            k = 9 * s + r
+            ok = KONG_OK[v + 5 * meld[t, seat, k] + hand[t, seat, k]]
+            bits |= (1 if ok else 0) << k
+    return bits
+
+
+@njit(inline="always")
+def _suit_bits(bits, suit):
+    """The 9 bits of ``bits`` of suit 0..2 (0 for suit -1), at their place."""
+    if suit < 0:
+        return 0
+    return bits & (0x1FF << (9 * suit))
+
+
+@njit(inline="always")
 def _fill_mask(S, C, t, row, cached):
     """The legal actions of seat ``current`` on table t into ``row`` (88,) bool. With
-    ``cached`` a self-drawn Hu is read from ``waits``; without, computed from the hand."""
+    ``cached`` a self-drawn Hu is read from ``waits``; without, computed from the hand.
+    The state is read first (into bit sets), then the row written: reads and stores
+    interleaved would make the compiler reload the arrays after every store."""
     row[:] = False
     ph = S.phase[t]
     seat = _i(S.current[t])
     if ph == VOID:
+        held = _held_bits(S, t, seat)
+        for k in range(27):
+            row[VOID_TILE + k] = (held >> k) & 1 != 0
         for s in range(3):
-            n = 0
-            for k in range(9 * s, 9 * s + 9):
-                c = S.hand[t, seat, k]
-                row[VOID_TILE + k] = c > 0
-                n += c
-            row[VOID_SUIT + s] = n == 0
+            row[VOID_SUIT + s] = _suit_bits(held, s) == 0
     elif ph == TURN:
         vd = _i(S.void[t, seat])
-        has_void = _holds_void_tile(S, t, seat)
+        held = _held_bits(S, t, seat)
+        void_held = _suit_bits(held, vd)
+        has_void = void_held != 0
         sa = _i(S.set_aside[t, seat])
         if sa >= 0:
-            row[DISCARD + sa] = True
+            discards = 1 << sa
+        elif has_void and C.rules[R_STRICT_VOID] != 0:
+            discards = void_held
         else:
-            only_void = has_void and C.rules[R_STRICT_VOID] != 0
-            for k in range(27):
-                if S.hand[t, seat, k] > 0 and (not only_void or k // 9 == vd):
-                    row[DISCARD + k] = True
+            discards = held
         after_pung = S.after_pung[t]
+        kongs = 0
         if not after_pung and _wall_left(S, t) >= 1:
-            for k in range(27):
-                v = 1 if (vd >= 0 and k // 9 == vd) else 0
-                row[KONG + k] = KONG_OK[30 * v + 5 * S.meld[t, seat, k] + S.hand[t, seat, k]]
+            kongs = _kong_bits(S, t, seat, vd)
+        hu = False
         if not (after_pung or sa >= 0 or has_void):
-            row[HU] = _self_drawn_complete(S, C, t, seat, vd, cached)
+            hu = _self_drawn_complete(S, C, t, seat, vd, cached)
+        for k in range(27):
+            row[DISCARD + k] = (discards >> k) & 1 != 0
+            row[KONG + k] = (kongs >> k) & 1 != 0
+        row[HU] = hu
     elif ph in (CLAIM, ROB):
         opts = S.claim_opts[t, seat]
         row[HU] = (opts & OPT_HU) != 0
@@ -453,12 +493,7 @@ def _can_kong(S, t, seat):
     """The seat to act on a TURN table may declare some kong."""
     if S.after_pung[t] or _wall_left(S, t) < 1:
         return False
-    vd = S.void[t, seat]
-    for k in range(27):
-        v = 1 if (vd >= 0 and k // 9 == vd) else 0
-        if KONG_OK[30 * v + 5 * S.meld[t, seat, k] + S.hand[t, seat, k]]:
-            return True
-    return False
+    return _kong_bits(S, t, seat, _i(S.void[t, seat])) != 0
 
 
 # ----------------------------------------------------------------------------- transitions
