@@ -333,6 +333,34 @@ def _splitmix(x):
 
 
 @njit
+def stable_order(keys):
+    """``np.argsort(keys, kind="stable")`` of a uint64 array, for the 108 keys of a deal: a
+    counting sort by the top byte, then an insertion sort (both stable) that only has to
+    fix the few pairs sharing a top byte. Several times faster than numba's mergesort at
+    this size, and the same order (a stable sort's order is unique)."""
+    n = keys.shape[0]
+    start = np.zeros(257, np.int64)
+    for i in range(n):
+        start[_i(keys[i] >> _U(56)) + 1] += 1
+    for b in range(256):
+        start[b + 1] += start[b]
+    order = np.empty(n, np.int64)
+    for i in range(n):
+        b = _i(keys[i] >> _U(56))
+        order[start[b]] = i
+        start[b] += 1
+    for i in range(1, n):
+        o = order[i]
+        key = keys[o]
+        j = i
+        while j > 0 and keys[order[j - 1]] > key:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = o
+    return order
+
+
+@njit
 def _reset_deal_fields(S, t, dealer):
     S.wall[t, :] = -1
     S.wall_front[t] = 0
@@ -382,7 +410,7 @@ def _deal(S, C, t, dealer):
     sort_keys = np.empty(108, np.uint64)
     for i in range(108):
         sort_keys[i] = _splitmix(base + _U(i) * _GOLDEN)
-    order = np.argsort(sort_keys, kind="mergesort")
+    order = stable_order(sort_keys)
     _reset_deal_fields(S, t, dealer)
     for i in range(4):
         seat = (dealer + i) % 4
