@@ -300,9 +300,24 @@ def _n_melds(S, t, s):
 
 @njit(inline="always")
 def _refresh_waits(S, C, t, s):
-    """Recompute ``waits`` of seat s (after its concealed hand, melds or void changed)."""
-    S.waits[t, s] = hk.wait_bits(C.packed, C.shift, C.mask, C.mask7, S.hand[t, s],
-                                 _n_melds(S, t, s), _i(S.void[t, s]))
+    """Recompute ``waits`` of seat s (after its concealed hand, melds or void changed):
+    :func:`hand_kernels.wait_bits` of its hand, read here in place (no slice)."""
+    hand = S.hand
+    meld = S.meld
+    c0 = 0
+    c1 = 0
+    c2 = 0
+    p = 1
+    n_melds = 0
+    for r in range(9):
+        c0 += _i(hand[t, s, r]) * p
+        c1 += _i(hand[t, s, 9 + r]) * p
+        c2 += _i(hand[t, s, 18 + r]) * p
+        p *= 5
+        n_melds += (1 if meld[t, s, r] != 0 else 0) + (1 if meld[t, s, 9 + r] != 0 else 0) + (
+            1 if meld[t, s, 18 + r] != 0 else 0)
+    S.waits[t, s] = hk.wait_bits_of_codes(C.packed, C.shift, C.mask, C.mask7, c0, c1, c2,
+                                          n_melds, _i(S.void[t, s]))
 
 
 @njit(inline="always")
