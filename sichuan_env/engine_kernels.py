@@ -155,18 +155,7 @@ class StateBag(structref.StructRefProxy):
     argument of a compiled call."""
 
 
-@structref.register
-class RuleBagType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-class RuleBag(structref.StructRefProxy):
-    """The rule options and hand lookup tables, as one argument of a compiled call."""
-
-
 RULE_BAG_FIELDS = ("rules", "flags3", "complete", "packed", "shift", "mask", "mask7")
-structref.define_proxy(RuleBag, RuleBagType, list(RULE_BAG_FIELDS))
 CTX_FIELDS = (*RULE_BAG_FIELDS, "log", "log_len", "rewards")
 BAG_FIELDS = (*CTX_FIELDS, *ARRAY_FIELDS)
 structref.define_proxy(StateBag, StateBagType, list(BAG_FIELDS))
@@ -179,11 +168,6 @@ def state_bag(rules, flags3, complete, packed, shift, mask, mask7, log, log_len,
     array (replaced by each step), then the state arrays (in ``State._fields`` order)."""
     return StateBag(rules, flags3, complete, packed, shift, mask, mask7, log, log_len,
                     rewards, *arrays)
-
-
-@njit
-def rule_bag(rules, flags3, complete, packed, shift, mask, mask7):
-    return RuleBag(rules, flags3, complete, packed, shift, mask, mask7)
 
 
 @njit
