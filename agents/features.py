@@ -35,6 +35,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 from gymnasium import spaces
+from numba.core import types
+from numba.experimental import structref
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from sichuan_env import hands as hx
@@ -52,7 +54,9 @@ _VISIBLE = PLANES["visible"][0]
 
 # ----------------------------------------------------------------------------- hand facts
 # Compiled per-hand versions of hands._raw_shanten and hands._wait_mask over the same
-# tables (see sichuan_env.tables): `tab` is the tuple of _hand_tables().
+# tables (see sichuan_env.tables): `tab` is a _Tables bag of the arrays of _hand_tables():
+# one StructRef, so that each helper call counts one reference, not one per array (a tuple
+# of 18 arrays passed to a helper per candidate tile cost half of the planes' time).
 
 
 def _hand_tables() -> tuple[np.ndarray, ...]:
@@ -64,7 +68,30 @@ def _hand_tables() -> tuple[np.ndarray, ...]:
             hx._POPCOUNT9)
 
 
+_TABLE_FIELDS = ("flags3", "packed", "best", "seg8", "pat_start", "pat_count", "pat_nseg",
+                 "pat_div", "pat_mod", "cfg_base", "cfg_ext", "cfg_cover", "shift", "mask",
+                 "mask7", "near9", "room", "popcount")
+
+
+@structref.register
+class _TablesType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class _Tables(structref.StructRefProxy):
+    """The arrays of :func:`_hand_tables` (in :data:`_TABLE_FIELDS` order), as one object."""
+
+
+structref.define_proxy(_Tables, _TablesType, list(_TABLE_FIELDS))
+
+
 @njit
+def _tables_bag(*arrays):
+    return _Tables(*arrays)
+
+
+@njit(inline="always")
 def _suit_code(c, s):
     """Base-5 code of suit s of the (27,) counts c."""
     code = 0
@@ -75,14 +102,14 @@ def _suit_code(c, s):
     return code
 
 
-@njit
+@njit(inline="always")
 def _melded_cover(tab, code, pat, held, res, scratch):
     """hands._best_melded for one suit: the best cover per column 2*m + p (m <= 3) of a
     suit holding melds, from the segment tables; written into res[:8]. ``scratch``: (4, 8)
     int64 work space."""
-    seg8, pat_start, pat_count, pat_nseg = tab[3], tab[4], tab[5], tab[6]
-    pat_div, pat_mod, cfg_base, cfg_ext, cfg_cover, popcount = (tab[7], tab[8], tab[9],
-                                                                tab[10], tab[11], tab[17])
+    seg8, pat_start, pat_count, pat_nseg = tab.seg8, tab.pat_start, tab.pat_count, tab.pat_nseg
+    pat_div, pat_mod, cfg_base, cfg_ext, cfg_cover, popcount = (
+        tab.pat_div, tab.pat_mod, tab.cfg_base, tab.cfg_ext, tab.cfg_cover, tab.popcount)
     seg, best, val, nxt = scratch[0], scratch[1], scratch[2], scratch[3]
     nseg = pat_nseg[pat]
     for i in range(nseg):
@@ -115,7 +142,7 @@ def _melded_cover(tab, code, pat, held, res, scratch):
         res[col] = max(best[col], 0)
 
 
-@njit
+@njit(inline="always")
 def _suit_cover(tab, c, mk, n_melds, v, s, res, scratch):
     """Row s of hands._raw_shanten's per-suit best covers (12 columns) into res."""
     code = _suit_code(c, s)
@@ -129,12 +156,12 @@ def _suit_cover(tab, c, mk, n_melds, v, s, res, scratch):
             p *= 3
             if c[9 * s + r] > 0:
                 held |= 1 << r
-        if tab[15][pat] & held:  # a held rank within two of a meld kind
+        if tab.near9[pat] & held:  # a held rank within two of a meld kind
             melded = True
             _melded_cover(tab, code, pat, held, res, scratch)
     if s == v:
         code = 0  # void tiles never count
-    best_tab = tab[2]
+    best_tab = tab.best
     for col in range(8 if melded else 0, 12):
         res[col] = best_tab[code, col]
 
@@ -177,8 +204,8 @@ def _shanten(tab, c, mk, v):
 @njit
 def _waits(tab, c, mk, v, out):
     """hands.batch_wait_mask of one hand into out (27,) bool-like (written as 0/1)."""
-    flags3, packed = tab[0], tab[1]
-    shift, mask, mask7, room = tab[12], tab[13], tab[14], tab[16]
+    flags3, packed = tab.flags3, tab.packed
+    shift, mask, mask7, room = tab.shift, tab.mask, tab.mask7, tab.room
     codes = np.empty(3, np.int64)
     no_melds = 1
     for s in range(3):
@@ -201,12 +228,13 @@ def _waits(tab, c, mk, v, out):
 
 
 @njit
-def _analysis_row(tab, o, res, cover, trial, scratch):
+def _analysis_row(tab, o, res, cover, trial, scratch, work):
     """The (4, 27) analysis planes of one observation o (C, 27) into res (zeros);
-    ``cover``, ``trial`` (3, 12) and ``scratch`` (4, 8) int64 work space. A candidate
-    discard or draw changes one suit: only that suit's cover is looked up again."""
-    counts = np.empty(27, np.int64)
-    meld = np.empty(27, np.int64)
+    ``cover``, ``trial`` (3, 12), ``scratch`` (4, 8) and ``work`` (3, 27) int64 work
+    space. A candidate discard or draw changes one suit: only that suit's cover is looked
+    up again."""
+    counts = work[0]
+    meld = work[1]
     total = 0
     n_melds = 0
     top = o[_VOID, 0]
@@ -259,7 +287,7 @@ def _analysis_row(tab, o, res, cover, trial, scratch):
             res[1, k] = x
     else:
         x = np.float32((now + 1) / 8.0)
-        waits = np.empty(27, np.int64)
+        waits = work[2]
         _waits(tab, counts, meld, void, waits)
         for k in range(27):
             res[1, k] = x
@@ -271,8 +299,9 @@ def _analysis_range(tab, obs, out, lo, hi):
     cover = np.empty((3, 12), np.int64)
     trial = np.empty((3, 12), np.int64)
     scratch = np.empty((4, 8), np.int64)
+    work = np.empty((3, 27), np.int64)
     for i in range(lo, hi):
-        _analysis_row(tab, obs[i], out[i], cover, trial, scratch)
+        _analysis_row(tab, obs[i], out[i], cover, trial, scratch, work)
 
 
 @njit
@@ -289,7 +318,7 @@ def _analysis_parallel(tab, obs, out):
 
 _PARALLEL_FROM = 256  # rows; only when numba has more than two threads (see observation)
 _PARALLEL = numba.config.NUMBA_NUM_THREADS > 2
-_TABLES: tuple[np.ndarray, ...] | None = None
+_TABLES: _Tables | None = None
 
 
 def analysis_planes(obs: np.ndarray, parallel: bool | None = None) -> np.ndarray:
@@ -303,7 +332,7 @@ def analysis_planes(obs: np.ndarray, parallel: bool | None = None) -> np.ndarray
     if obs.shape[0] == 0:
         return out
     if _TABLES is None:
-        _TABLES = _hand_tables()
+        _TABLES = _tables_bag(*_hand_tables())
     if parallel is None:
         parallel = _PARALLEL and obs.shape[0] >= _PARALLEL_FROM
     (_analysis_parallel if parallel else _analysis_serial)(_TABLES, obs, out)

@@ -246,37 +246,26 @@ def _rule_args(rules: Rules) -> tuple[np.ndarray, ...]:
     return args
 
 
-_BAGS: dict[int, tuple[State, Any, Any, Any]] = {}
-_RULE_BAGS: dict[int, tuple[Rules, Any]] = {}
+_BAGS: dict[int, tuple[State, Any, Any]] = {}
 
 
-def _state_bag(st: State) -> tuple[State, Any, Any, Any]:
-    """``(st, bag of its arrays, bag of its rules, compiled step)``, kept (with ``st``, so
-    that its id stays its own) for the next in-place steps of the same State; a few States
-    at a time. The compiled step is the entry point of :func:`engine_kernels.step_bag`
-    for exactly these argument types, called without numba's type dispatch (which costs
-    more than a step of one table); ``step`` passes it arguments of these types only."""
+def _state_bag(st: State) -> tuple[State, Any, Any]:
+    """``(st, bag of its rule arrays and state arrays, compiled step)``, kept (with ``st``,
+    so that its id stays its own) for the next in-place steps of the same State; a few
+    States at a time. The compiled step is the entry point of
+    :func:`engine_kernels.step_bag` for exactly these argument types, called without
+    numba's type dispatch (which costs more than a step of one table); ``step`` passes it
+    arguments of these types only."""
     if len(_BAGS) >= 4:
         _BAGS.clear()
-    rb = _RULE_BAGS.get(id(st.rules))
-    if rb is None or rb[0] is not st.rules:
-        rb = _rule_bag(st.rules)
-    bag = ek.state_bag(*st.arrays())
-    log, log_len = _log_buffers(1)
+    log, log_len = _log_buffers(st.batch_size)
+    rewards = np.zeros((st.batch_size, 4), np.float32)
+    bag = ek.state_bag(*_rule_args(st.rules), log, log_len, rewards, *st.arrays())
     sig = (numba.typeof(np.zeros(1, np.int64)), numba.types.boolean, numba.types.boolean,
-           numba.typeof(np.zeros(1, bool)), numba.typeof(rb[1]), numba.typeof(log),
-           numba.typeof(log_len), numba.typeof(np.zeros((1, 4), np.float32)),
-           numba.typeof(bag))
-    entry = (st, bag, rb[1], ek.step_bag.compile(sig))
+           numba.typeof(np.zeros(1, bool)), numba.typeof(log), numba.typeof(log_len),
+           numba.typeof(rewards), numba.typeof(bag))
+    entry = (st, bag, ek.step_bag.compile(sig))
     _BAGS[id(st)] = entry
-    return entry
-
-
-def _rule_bag(rules: Rules) -> tuple[Rules, Any]:
-    if len(_RULE_BAGS) > 64:
-        _RULE_BAGS.clear()
-    entry = (rules, ek.rule_bag(*_rule_args(rules)))
-    _RULE_BAGS[id(rules)] = entry
     return entry
 
 
@@ -384,11 +373,11 @@ def step(
         if bag is None or bag[0] is not st:
             bag = _state_bag(st)
         if _THREADS[0] > 1 and B >= PARALLEL_MIN_TABLES:
-            bad = _step_parallel(acts, validate, autoreset, done, bag[2], log, log_len,
-                                 rewards, bag[1])
+            bad = _step_parallel(acts, validate, autoreset, done, log, log_len, rewards,
+                                 bag[1])
         else:
-            bad = bag[3](acts, bool(validate), bool(autoreset), done, bag[2], log, log_len,
-                         rewards, bag[1])
+            bad = bag[2](acts, bool(validate), bool(autoreset), done, log, log_len, rewards,
+                         bag[1])
     else:
         bad = ek.step_serial(acts, validate, autoreset, done, *_rule_args(st.rules), log,
                              log_len, rewards, *st.arrays())

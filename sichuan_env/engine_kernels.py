@@ -3,10 +3,9 @@
 Every transition is written once, for one table ``t``, with scalar reads and writes on the
 arrays of :class:`~sichuan_env.state.State`; the entry kernels loop over the tables. A
 batch of one table and a batch of thousands run the same code, so a table never depends
-on its batch. The state arrays travel inside compiled code as one StructRef (a
-:class:`StateBag`), the rule options, hand lookups and the step's outputs as another
-(:class:`Ctx`); see the section "bags" below. The hot helpers are inlined
-(``inline="always"``).
+on its batch. The state arrays, the rule options, hand lookups and the step's outputs
+travel inside compiled code as one StructRef (a :class:`StateBag`, ``S`` in the helpers);
+see the section "bags" below. The hot helpers are inlined (``inline="always"``).
 
 The entry kernels take the state arrays as trailing positional arguments in the order of
 ``State._fields`` (without ``rules``) and build the bag inside (or take the bag itself);
@@ -136,10 +135,13 @@ ANSWER_OF_ACTION[[PASS, PUNG, MELDED_KONG, HU]] = [ANS_PASS, ANS_PUNG, ANS_KONG,
 # Inside compiled code the state arrays travel as one StructRef (a "bag" holding references
 # to the arrays, not copies), never as a tuple of 42 arrays: numba counts references of
 # every array in a tuple each time the tuple is passed to a helper or copied (two atomic
-# operations per array), which cost more than the rules themselves. A bag costs one count.
-# The rule options, hand lookups and the step's outputs travel the same way (a Ctx bag).
+# operations per array), which cost more than the rules themselves. A bag costs one count
+# per helper call (an inlined helper too: its argument is a new reference) -- so the rule
+# options, hand lookups and the step's outputs (log, rewards) ride in the same bag: one
+# object per helper, not two (that halved the counting, a fifth of a large-batch step).
 # :mod:`sichuan_env.engine` also keeps the bag of a State it steps in place, so that its
-# arrays cross into compiled code as one object (unboxing costs about 65 ns an array).
+# arrays cross into compiled code as one object (unboxing costs about 65 ns an array);
+# each step puts that step's log and rewards arrays into it.
 
 
 @structref.register
@@ -149,52 +151,38 @@ class StateBagType(types.StructRef):
 
 
 class StateBag(structref.StructRefProxy):
-    """The arrays of one State (not copies), as one argument of a compiled call."""
-
-
-structref.define_proxy(StateBag, StateBagType, list(ARRAY_FIELDS))
-
-
-@structref.register
-class RuleBagType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-class RuleBag(structref.StructRefProxy):
-    """The rule options and hand lookup tables, as one argument of a compiled call."""
+    """The context (:data:`CTX_FIELDS`) and the arrays of one State (not copies), as one
+    argument of a compiled call."""
 
 
 RULE_BAG_FIELDS = ("rules", "flags3", "complete", "packed", "shift", "mask", "mask7")
-structref.define_proxy(RuleBag, RuleBagType, list(RULE_BAG_FIELDS))
-
-
-@structref.register
-class CtxType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-class Ctx(structref.StructRefProxy):
-    """What every transition reads besides the state (rule options, hand lookups) and
-    the step's outputs (the log and rewards)."""
-
-
 CTX_FIELDS = (*RULE_BAG_FIELDS, "log", "log_len", "rewards")
-structref.define_proxy(Ctx, CtxType, list(CTX_FIELDS))
+BAG_FIELDS = (*CTX_FIELDS, *ARRAY_FIELDS)
+structref.define_proxy(StateBag, StateBagType, list(BAG_FIELDS))
 
 
 @njit
-def state_bag(*arrays):
-    """A :class:`StateBag` of the state arrays (in ``State._fields`` order)."""
-    return StateBag(*arrays)
+def state_bag(rules, flags3, complete, packed, shift, mask, mask7, log, log_len, rewards,
+              *arrays):
+    """A :class:`StateBag`: the rule options and hand lookups, a step log and rewards
+    array (replaced by each step), then the state arrays (in ``State._fields`` order)."""
+    return StateBag(rules, flags3, complete, packed, shift, mask, mask7, log, log_len,
+                    rewards, *arrays)
 
 
 @njit
-def rule_bag(rules, flags3, complete, packed, shift, mask, mask7):
-    return RuleBag(rules, flags3, complete, packed, shift, mask, mask7)
+def _bag_without_log(rules, flags3, complete, packed, shift, mask, mask7, arrays):
+    return StateBag(rules, flags3, complete, packed, shift, mask, mask7,
+                    np.zeros((1, 1, LOG_WIDTH), np.int32), np.zeros(1, np.int32),
+                    np.zeros((1, 4), np.float32), *arrays)
 
 
+@njit(inline="always")
+def _use_outputs(S, log, log_len, rewards):
+    """Point the bag's step outputs at this step's arrays."""
+    S.log = log
+    S.log_len = log_len
+    S.rewards = rewards
 
 
 # ----------------------------------------------------------------------------- small parts
@@ -212,32 +200,32 @@ def _holds_void_tile(S, t, seat):
 
 
 @njit(inline="always")
-def _log(C, t, typ, a, b, c, d):
-    n = C.log_len[t]
-    if n < C.log.shape[1]:
-        row = C.log[t, n]
+def _log(S, t, typ, a, b, c, d):
+    n = S.log_len[t]
+    if n < S.log.shape[1]:
+        row = S.log[t, n]
         row[0] = typ
         row[1] = a
         row[2] = b
         row[3] = c
         row[4] = d
         row[5] = 0
-    C.log_len[t] = n + 1
+    S.log_len[t] = n + 1
     return n
 
 
 @njit(inline="always")
-def _event_of(C, t, n, cause):
+def _event_of(S, t, n, cause):
     """The event of this step (index among its LOG_EVENT rows before row n) that a payment
     or win following a decision of seat ``cause`` belongs to: the step's decision when
     ``cause`` made it, the latest event for the settlement (``cause`` -1), else -1 (the
     seat's claim answered in an earlier step of the window)."""
     ne = 0
     first_seat = -1
-    for j in range(min(n, C.log.shape[1])):
-        if C.log[t, j, 0] == LOG_EVENT:
+    for j in range(min(n, S.log.shape[1])):
+        if S.log[t, j, 0] == LOG_EVENT:
             if ne == 0:
-                first_seat = C.log[t, j, 1]
+                first_seat = S.log[t, j, 1]
             ne += 1
     if cause < 0:
         return ne - 1
@@ -245,20 +233,20 @@ def _event_of(C, t, n, cause):
 
 
 @njit(inline="always")
-def _pay(S, C, t, frm, to, points, reason, cause):
+def _pay(S, t, frm, to, points, reason, cause):
     """``frm`` pays ``points`` to ``to`` (-1: to nobody) because of a decision of seat
     ``cause`` (-1: the wall-end settlement)."""
     if points == 0:
         return
     S.scores[t, frm] -= points
-    C.rewards[t, frm] -= points
+    S.rewards[t, frm] -= points
     if to >= 0:
         S.scores[t, to] += points
-        C.rewards[t, to] += points
-    n = _log(C, t, _i(LOG_PAY), _i(frm), _i(to), _i(points), _i(reason))
-    if n < C.log.shape[1]:
-        C.log[t, n, 5] = cause
-        C.log[t, n, 6] = _event_of(C, t, n, cause)
+        S.rewards[t, to] += points
+    n = _log(S, t, _i(LOG_PAY), _i(frm), _i(to), _i(points), _i(reason))
+    if n < S.log.shape[1]:
+        S.log[t, n, 5] = cause
+        S.log[t, n, 6] = _event_of(S, t, n, cause)
 
 
 @njit(inline="always")
@@ -298,11 +286,28 @@ def _n_melds(S, t, s):
     return n
 
 
-@njit(inline="always")
-def _refresh_waits(S, C, t, s):
-    """Recompute ``waits`` of seat s (after its concealed hand, melds or void changed)."""
-    S.waits[t, s] = hk.wait_bits(C.packed, C.shift, C.mask, C.mask7, S.hand[t, s],
-                                 _n_melds(S, t, s), _i(S.void[t, s]))
+@njit
+def _refresh_waits(S, t, s):
+    """Recompute ``waits`` of seat s (after its concealed hand, melds or void changed):
+    :func:`hand_kernels.wait_bits` of its hand, read here in place (no slice). Not inlined:
+    it is called from many places, and inlined everywhere it made the first compile
+    about a quarter longer."""
+    hand = S.hand
+    meld = S.meld
+    c0 = 0
+    c1 = 0
+    c2 = 0
+    p = 1
+    n_melds = 0
+    for r in range(9):
+        c0 += _i(hand[t, s, r]) * p
+        c1 += _i(hand[t, s, 9 + r]) * p
+        c2 += _i(hand[t, s, 18 + r]) * p
+        p *= 5
+        n_melds += (1 if meld[t, s, r] != 0 else 0) + (1 if meld[t, s, 9 + r] != 0 else 0) + (
+            1 if meld[t, s, 18 + r] != 0 else 0)
+    S.waits[t, s] = hk.wait_bits_of_codes(S.packed, S.shift, S.mask, S.mask7, c0, c1, c2,
+                                          n_melds, _i(S.void[t, s]))
 
 
 @njit(inline="always")
@@ -312,13 +317,13 @@ def _wins_on(S, t, s, k):
 
 
 @njit(inline="always")
-def _self_drawn_complete(S, C, t, seat, vd, cached):
+def _self_drawn_complete(S, t, seat, vd, cached):
     """The 14-tile hand of ``seat`` (the seat in its turn) is complete. With ``cached``
     and a drawn tile, read from ``waits`` (of the hand without that tile)."""
     d = S.drawn_tile[t]
     if cached and d >= 0:
         return _wins_on(S, t, seat, d)
-    return hk.is_complete(C.flags3, C.complete, S.hand[t, seat], -1, _n_melds(S, t, seat), vd)
+    return hk.is_complete(S.flags3, S.complete, S.hand[t, seat], -1, _n_melds(S, t, seat), vd)
 
 
 # ----------------------------------------------------------------------------- dealing
@@ -330,6 +335,34 @@ def _splitmix(x):
     z = (z ^ (z >> _U(30))) * _M1
     z = (z ^ (z >> _U(27))) * _M2
     return z ^ (z >> _U(31))
+
+
+@njit
+def stable_order(keys):
+    """``np.argsort(keys, kind="stable")`` of a uint64 array, for the 108 keys of a deal: a
+    counting sort by the top byte, then an insertion sort (both stable) that only has to
+    fix the few pairs sharing a top byte. Several times faster than numba's mergesort at
+    this size, and the same order (a stable sort's order is unique)."""
+    n = keys.shape[0]
+    start = np.zeros(257, np.int64)
+    for i in range(n):
+        start[_i(keys[i] >> _U(56)) + 1] += 1
+    for b in range(256):
+        start[b + 1] += start[b]
+    order = np.empty(n, np.int64)
+    for i in range(n):
+        b = _i(keys[i] >> _U(56))
+        order[start[b]] = i
+        start[b] += 1
+    for i in range(1, n):
+        o = order[i]
+        key = keys[o]
+        j = i
+        while j > 0 and keys[order[j - 1]] > key:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = o
+    return order
 
 
 @njit
@@ -374,7 +407,7 @@ def _reset_deal_fields(S, t, dealer):
 
 
 @njit
-def _deal(S, C, t, dealer):
+def _deal(S, t, dealer):
     """Deal (key, episode, deal_index) of table t with ``dealer`` (as
     :func:`sichuan_env.deal.shuffled_tiles` and :func:`~sichuan_env.deal.split_deal`)."""
     salt = _U(S.episode[t]) * _U(0x100000) + _U(S.deal_index[t])
@@ -382,7 +415,7 @@ def _deal(S, C, t, dealer):
     sort_keys = np.empty(108, np.uint64)
     for i in range(108):
         sort_keys[i] = _splitmix(base + _U(i) * _GOLDEN)
-    order = np.argsort(sort_keys, kind="mergesort")
+    order = stable_order(sort_keys)
     _reset_deal_fields(S, t, dealer)
     for i in range(4):
         seat = (dealer + i) % 4
@@ -392,54 +425,94 @@ def _deal(S, C, t, dealer):
     for j in range(53, 108):
         S.wall[t, j - 53] = order[j] // 4
     for s in range(4):
-        _refresh_waits(S, C, t, s)
+        _refresh_waits(S, t, s)
 
 
 @njit
-def _new_match(S, C, t):
+def _new_match(S, t):
     S.episode[t] += 1
     S.deal_index[t] = 0
     S.match_scores[t, :] = 0
     S.end_reason[t] = 0
-    _deal(S, C, t, _i(0))
+    _deal(S, t, _i(0))
 
 
 # ----------------------------------------------------------------------------- legal mask
 
 
 @njit(inline="always")
-def _fill_mask(S, C, t, row, cached):
+def _held_bits(S, t, seat):
+    """Bit k set: ``seat`` of table ``t`` holds a tile of kind k (standing concealed hand).
+    A loop of loads only (no stores), so the compiler keeps the array in registers."""
+    hand = S.hand
+    bits = 0
+    for k in range(27):
+        bits |= (1 if hand[t, seat, k] > 0 else 0) << k
+    return bits
+
+
+@njit(inline="always")
+def _kong_bits(S, t, seat, vd):
+    """Bit k set: ``seat`` (void suit ``vd``) may declare a kong of kind k by its hand and
+    melds (:data:`KONG_OK`; the wall and the turn are not asked)."""
+    hand = S.hand
+    meld = S.meld
+    bits = 0
+    for s in range(3):
+        v = 30 if s == vd else 0
+        for r in range(9):
+            k = 9 * s + r
+            ok = KONG_OK[v + 5 * meld[t, seat, k] + hand[t, seat, k]]
+            bits |= (1 if ok else 0) << k
+    return bits
+
+
+@njit(inline="always")
+def _suit_bits(bits, suit):
+    """The 9 bits of ``bits`` of suit 0..2 (0 for suit -1), at their place."""
+    if suit < 0:
+        return 0
+    return bits & (0x1FF << (9 * suit))
+
+
+@njit(inline="always")
+def _fill_mask(S, t, row, cached):
     """The legal actions of seat ``current`` on table t into ``row`` (88,) bool. With
-    ``cached`` a self-drawn Hu is read from ``waits``; without, computed from the hand."""
+    ``cached`` a self-drawn Hu is read from ``waits``; without, computed from the hand.
+    The state is read first (into bit sets), then the row written: reads and stores
+    interleaved would make the compiler reload the arrays after every store."""
     row[:] = False
     ph = S.phase[t]
     seat = _i(S.current[t])
     if ph == VOID:
+        held = _held_bits(S, t, seat)
+        for k in range(27):
+            row[VOID_TILE + k] = (held >> k) & 1 != 0
         for s in range(3):
-            n = 0
-            for k in range(9 * s, 9 * s + 9):
-                c = S.hand[t, seat, k]
-                row[VOID_TILE + k] = c > 0
-                n += c
-            row[VOID_SUIT + s] = n == 0
+            row[VOID_SUIT + s] = _suit_bits(held, s) == 0
     elif ph == TURN:
         vd = _i(S.void[t, seat])
-        has_void = _holds_void_tile(S, t, seat)
+        held = _held_bits(S, t, seat)
+        void_held = _suit_bits(held, vd)
+        has_void = void_held != 0
         sa = _i(S.set_aside[t, seat])
         if sa >= 0:
-            row[DISCARD + sa] = True
+            discards = 1 << sa
+        elif has_void and S.rules[R_STRICT_VOID] != 0:
+            discards = void_held
         else:
-            only_void = has_void and C.rules[R_STRICT_VOID] != 0
-            for k in range(27):
-                if S.hand[t, seat, k] > 0 and (not only_void or k // 9 == vd):
-                    row[DISCARD + k] = True
+            discards = held
         after_pung = S.after_pung[t]
+        kongs = 0
         if not after_pung and _wall_left(S, t) >= 1:
-            for k in range(27):
-                v = 1 if (vd >= 0 and k // 9 == vd) else 0
-                row[KONG + k] = KONG_OK[30 * v + 5 * S.meld[t, seat, k] + S.hand[t, seat, k]]
+            kongs = _kong_bits(S, t, seat, vd)
+        hu = False
         if not (after_pung or sa >= 0 or has_void):
-            row[HU] = _self_drawn_complete(S, C, t, seat, vd, cached)
+            hu = _self_drawn_complete(S, t, seat, vd, cached)
+        for k in range(27):
+            row[DISCARD + k] = (discards >> k) & 1 != 0
+            row[KONG + k] = (kongs >> k) & 1 != 0
+        row[HU] = hu
     elif ph in (CLAIM, ROB):
         opts = S.claim_opts[t, seat]
         row[HU] = (opts & OPT_HU) != 0
@@ -453,12 +526,7 @@ def _can_kong(S, t, seat):
     """The seat to act on a TURN table may declare some kong."""
     if S.after_pung[t] or _wall_left(S, t) < 1:
         return False
-    vd = S.void[t, seat]
-    for k in range(27):
-        v = 1 if (vd >= 0 and k // 9 == vd) else 0
-        if KONG_OK[30 * v + 5 * S.meld[t, seat, k] + S.hand[t, seat, k]]:
-            return True
-    return False
+    return _kong_bits(S, t, seat, _i(S.void[t, seat])) != 0
 
 
 # ----------------------------------------------------------------------------- transitions
@@ -479,26 +547,26 @@ def _begin_turn(S, t, seat):
 
 
 @njit
-def _hu_fans(S, C, t, s, tile, self_drawn_tile, after_kong, shoot, robbing, sea, fans):
+def _hu_fans(S, t, s, tile, self_drawn_tile, after_kong, shoot, robbing, sea, fans):
     """Fans and value of seat s's Hu; ``tile`` is added to the hand (-1: already in it)."""
     meld = np.empty(27, np.int8)
     for k in range(27):
         meld[k] = min(S.meld[t, s, k], 2)
     total = hk.fans(S.hand[t, s], tile, meld, after_kong, shoot, robbing, sea, fans)
-    return hk.value_of(total, C.rules[R_FAN_CAP])
+    return hk.value_of(total, S.rules[R_FAN_CAP])
 
 
 @njit(inline="always")
-def _log_win(S, C, t, seat, tile, frm, value, fans):
-    n = _log(C, t, _i(LOG_WIN), _i(seat), _i(tile), _i(frm), _i(value))
-    if n < C.log.shape[1]:
-        C.log[t, n, 5] = _event_of(C, t, n, _i(seat))
+def _log_win(S, t, seat, tile, frm, value, fans):
+    n = _log(S, t, _i(LOG_WIN), _i(seat), _i(tile), _i(frm), _i(value))
+    if n < S.log.shape[1]:
+        S.log[t, n, 5] = _event_of(S, t, n, _i(seat))
         for i in range(10):
-            C.log[t, n, FAN0 + i] = fans[i]
+            S.log[t, n, FAN0 + i] = fans[i]
 
 
 @njit(inline="always")
-def _open_window(S, C, t, d, tile, robbing):
+def _open_window(S, t, d, tile, robbing):
     """Offer ``tile`` (discarded, or added to a kong by d) to the other seats."""
     wall_left = _wall_left(S, t)
     suit = tile // 9
@@ -512,7 +580,7 @@ def _open_window(S, C, t, d, tile, robbing):
             if S.set_aside[t, s] < 0 and _wins_on(S, t, s, tile):
                 fans = np.empty(10, np.int32)
                 shoot = S.shoot_flag[t] and not robbing
-                value = _hu_fans(S, C, t, s, tile, _NO, _NO, shoot, robbing, wall_left == 0, fans)
+                value = _hu_fans(S, t, s, tile, _NO, _NO, shoot, robbing, wall_left == 0, fans)
                 passed = S.passed_hu[t, s]
                 if passed == 0 or value > passed:
                     opts |= OPT_HU
@@ -526,7 +594,7 @@ def _open_window(S, C, t, d, tile, robbing):
 
 
 @njit(inline="always")
-def _discard(S, C, t, seat, k):
+def _discard(S, t, seat, k):
     if S.set_aside[t, seat] >= 0:
         S.set_aside[t, seat] = -1
     else:
@@ -539,15 +607,15 @@ def _discard(S, C, t, seat, k):
     if k // 9 != S.void[t, seat]:
         S.nonvoid_discard[t, seat] = True
     S.shoot_flag[t] = S.kong_this_turn[t]
-    _refresh_waits(S, C, t, seat)
-    _open_window(S, C, t, seat, k, _NO)
+    _refresh_waits(S, t, seat)
+    _open_window(S, t, seat, k, _NO)
 
 
 @njit(inline="always")
-def _draw(S, C, t, seat):
+def _draw(S, t, seat):
     """Seat draws from the front to start its turn; an empty wall ends the deal."""
     if _wall_left(S, t) <= 0:
-        _end_deal(S, C, t, _i(END_WALL))
+        _end_deal(S, t, _i(END_WALL))
         return
     _begin_turn(S, t, seat)
     front = S.wall_front[t]
@@ -573,12 +641,12 @@ def _replacement(S, t, seat):
 
 
 @njit(inline="always")
-def _pay_from_others(S, C, t, seat, points, reason, kong):
+def _pay_from_others(S, t, seat, points, reason, kong):
     """Every non-Hu seat other than ``seat`` pays ``points``; with ``kong`` the payments
     count as kong income of ``seat`` (and the turn's kong flag is set)."""
     for s in range(4):
         if s != seat and not S.hu[t, s]:
-            _pay(S, C, t, _i(s), _i(seat), _i(points), _i(reason), _i(seat))
+            _pay(S, t, _i(s), _i(seat), _i(points), _i(reason), _i(seat))
             if kong:
                 S.kong_income[t, s, seat] += points
                 S.turn_kong_paid[t, s] += points
@@ -587,33 +655,33 @@ def _pay_from_others(S, C, t, seat, points, reason, kong):
 
 
 @njit
-def _own_kong(S, C, t, seat, k):
+def _own_kong(S, t, seat, k):
     if S.hand[t, seat, k] == 4:
         S.hand[t, seat, k] = 0
         S.meld[t, seat, k] = CONCEALED_KONG
-        _refresh_waits(S, C, t, seat)
-        _pay_from_others(S, C, t, seat, _i(2), _i(PAY_CONCEALED), _YES)
+        _refresh_waits(S, t, seat)
+        _pay_from_others(S, t, seat, _i(2), _i(PAY_CONCEALED), _YES)
         _replacement(S, t, seat)
     else:
         S.hand[t, seat, k] -= 1
-        _refresh_waits(S, C, t, seat)
-        _open_window(S, C, t, seat, k, _YES)
+        _refresh_waits(S, t, seat)
+        _open_window(S, t, seat, k, _YES)
 
 
 @njit
-def _complete_added_kong(S, C, t):
+def _complete_added_kong(S, t):
     """Nobody robbed: the pung becomes a promoted or postponed kong."""
     seat = _i(S.active[t])
     k = _i(S.claim_tile[t])
     promoted = S.drawn_tile[t] == k
     S.meld[t, seat, k] = PROMOTED_KONG if promoted else POSTPONED_KONG
-    _pay_from_others(S, C, t, seat, 1 if promoted else 0, _i(PAY_PROMOTED), _YES)
+    _pay_from_others(S, t, seat, 1 if promoted else 0, _i(PAY_PROMOTED), _YES)
     S.claim_tile[t] = -1
     _replacement(S, t, seat)
 
 
 @njit
-def _self_drawn_hu(S, C, t, seat):
+def _self_drawn_hu(S, t, seat):
     drawn = _i(S.drawn_tile[t])
     had_draw = drawn >= 0
     if had_draw:
@@ -626,9 +694,9 @@ def _self_drawn_hu(S, C, t, seat):
     fans = np.empty(10, np.int32)
     after_kong = S.drawn_replacement[t] and had_draw
     sea = _wall_left(S, t) == 0 and had_draw
-    value = _hu_fans(S, C, t, seat, _i(-1), _YES, after_kong, _NO, _NO, sea, fans)
-    _log_win(S, C, t, seat, win, -1, value, fans)
-    _pay_from_others(S, C, t, seat, value + C.rules[R_BONUS], _i(PAY_SELF_DRAWN), _NO)
+    value = _hu_fans(S, t, seat, _i(-1), _YES, after_kong, _NO, _NO, sea, fans)
+    _log_win(S, t, seat, win, -1, value, fans)
+    _pay_from_others(S, t, seat, value + S.rules[R_BONUS], _i(PAY_SELF_DRAWN), _NO)
     S.hand[t, seat, win] -= 1
     S.won_tiles[t, win] += 1
     n = _n_hu(S, t)
@@ -639,13 +707,13 @@ def _self_drawn_hu(S, C, t, seat):
     S.hu_tile[t, seat] = win
     S.hu_from[t, seat] = seat
     if n + 1 >= 3:
-        _end_deal(S, C, t, _i(END_THREE_HU))
+        _end_deal(S, t, _i(END_THREE_HU))
     else:
-        _draw(S, C, t, _next_non_hu(S, t, seat))
+        _draw(S, t, _next_non_hu(S, t, seat))
 
 
 @njit
-def _discard_hu(S, C, t, robbing):
+def _discard_hu(S, t, robbing):
     """Hu on a discard (or on a robbed kong tile): the discarder pays each winner."""
     d = _i(S.active[t])
     tile = _i(S.claim_tile[t])
@@ -657,14 +725,14 @@ def _discard_hu(S, C, t, robbing):
     last_offset = 0
     for s in range(4):
         if S.claim_answer[t, s] == ANS_HU:
-            value = _hu_fans(S, C, t, s, tile, _NO, _NO, shoot, robbing, wall_left == 0, fans)
-            _log_win(S, C, t, s, tile, d, value, fans)
+            value = _hu_fans(S, t, s, tile, _NO, _NO, shoot, robbing, wall_left == 0, fans)
+            _log_win(S, t, s, tile, d, value, fans)
             n_win += 1
             single = s
             last_offset = max(last_offset, (s - d) % 4)
     for s in range(4):
         if S.claim_answer[t, s] == ANS_HU:
-            _pay(S, C, t, d, _i(s), _i(S.claim_value[t, s]), _i(PAY_HU), _i(s))
+            _pay(S, t, d, _i(s), _i(S.claim_value[t, s]), _i(PAY_HU), _i(s))
     if shoot:
         first = -1  # the first winner asked: its Hu is the event the refund belongs to
         for i in range(1, 4):
@@ -672,7 +740,7 @@ def _discard_hu(S, C, t, robbing):
                 first = (d + i) % 4
         for s in range(4):
             refund = _i(S.turn_kong_paid[t, s])
-            _pay(S, C, t, _i(d), _i(s), _i(refund), _i(PAY_REFUND), _i(first))
+            _pay(S, t, _i(d), _i(s), _i(refund), _i(PAY_REFUND), _i(first))
             S.kong_income[t, s, d] -= refund
         S.turn_kong_paid[t, :] = 0
     if not robbing:
@@ -690,15 +758,15 @@ def _discard_hu(S, C, t, robbing):
     S.claim_tile[t] = -1
     last = (d + last_offset) % 4
     if rank + n_win >= 3:
-        _end_deal(S, C, t, _i(END_THREE_HU))
+        _end_deal(S, t, _i(END_THREE_HU))
     elif wall_left <= 0:
-        _end_deal(S, C, t, _i(END_WALL))
+        _end_deal(S, t, _i(END_WALL))
     else:
-        _draw(S, C, t, _next_non_hu(S, t, last))
+        _draw(S, t, _next_non_hu(S, t, last))
 
 
 @njit
-def _resolve_window(S, C, t):
+def _resolve_window(S, t):
     """Every asked seat has answered: apply Hu, else pung/kong, else pass."""
     robbing = S.phase[t] == ROB
     asked = False
@@ -707,10 +775,10 @@ def _resolve_window(S, C, t):
             asked = True
     if not asked:  # nobody was asked: nothing declined, nothing claimed
         if robbing:
-            _complete_added_kong(S, C, t)
+            _complete_added_kong(S, t)
         else:
             S.claim_tile[t] = -1
-            _draw(S, C, t, _next_non_hu(S, t, _i(S.active[t])))
+            _draw(S, t, _next_non_hu(S, t, _i(S.active[t])))
         return
     any_hu = False
     pung = -1
@@ -726,10 +794,10 @@ def _resolve_window(S, C, t):
         elif ans == ANS_KONG and kong < 0:
             kong = s
     if any_hu:
-        _discard_hu(S, C, t, robbing)
+        _discard_hu(S, t, robbing)
         return
     if robbing:
-        _complete_added_kong(S, C, t)
+        _complete_added_kong(S, t)
         return
     d = _i(S.active[t])
     tile = _i(S.claim_tile[t])
@@ -743,20 +811,20 @@ def _resolve_window(S, C, t):
     elif kong >= 0:
         S.hand[t, kong, tile] -= 3
         S.meld[t, kong, tile] = MELD_MELDED_KONG
-        _refresh_waits(S, C, t, kong)
+        _refresh_waits(S, t, kong)
         S.live_discards[t, tile] -= 1
         _begin_turn(S, t, kong)
-        _pay(S, C, t, _i(d), _i(kong), _i(2), _i(PAY_MELDED), _i(kong))
+        _pay(S, t, _i(d), _i(kong), _i(2), _i(PAY_MELDED), _i(kong))
         S.kong_income[t, d, kong] += 2
         S.turn_kong_paid[t, d] += 2
         S.kong_this_turn[t] = True
         _replacement(S, t, kong)
     else:
-        _draw(S, C, t, _next_non_hu(S, t, d))
+        _draw(S, t, _next_non_hu(S, t, d))
 
 
 @njit(inline="always")
-def _advance(S, C, t):
+def _advance(S, t):
     """Run everything that needs no decision until table t waits for one: settle a claim
     window whose answers are all in (or ask the next seat), make the forced discard of a
     set-aside tile."""
@@ -773,7 +841,7 @@ def _advance(S, C, t):
             if nxt >= 0:
                 S.current[t] = nxt
                 return
-            _resolve_window(S, C, t)
+            _resolve_window(S, t)
             ph = S.phase[t]
         if ph != TURN:
             return
@@ -781,23 +849,23 @@ def _advance(S, C, t):
         sa = _i(S.set_aside[t, seat])
         if sa < 0 or _can_kong(S, t, seat):
             return
-        _log(C, t, _i(LOG_EVENT), _i(seat), _i(DISCARD + sa), _i(1), _i(0))
-        _discard(S, C, t, seat, sa)
-    C.log_len[t] = UNSETTLED  # never reached: a deal ends after at most 4 forced discards
+        _log(S, t, _i(LOG_EVENT), _i(seat), _i(DISCARD + sa), _i(1), _i(0))
+        _discard(S, t, seat, sa)
+    S.log_len[t] = UNSETTLED  # never reached: a deal ends after at most 4 forced discards
 
 
 # ----------------------------------------------------------------------------- deal end
 
 
 @njit
-def _settle_wall(S, C, t):
-    row = _log(C, t, _i(LOG_SETTLE), _i(0), _i(0), _i(0), _i(0))
+def _settle_wall(S, t):
+    row = _log(S, t, _i(LOG_SETTLE), _i(0), _i(0), _i(0), _i(0))
     pig = np.zeros(4, np.bool_)
     ready = np.zeros(4, np.bool_)
     tmax = np.zeros(4, np.int64)
     meld = np.empty(27, np.int8)
     waits = np.empty(27, np.bool_)
-    tables = (C.flags3, C.complete, C.packed, C.shift, C.mask, C.mask7)
+    tables = (S.flags3, S.complete, S.packed, S.shift, S.mask, S.mask7)
     for s in range(4):
         if S.hu[t, s]:
             continue
@@ -809,23 +877,23 @@ def _settle_wall(S, C, t):
         for k in range(27):
             meld[k] = min(S.meld[t, s, k], 2)
         tmax[s] = hk.theoretical_max(tables, S.hand[t, s], meld, _i(vd),
-                                     C.rules[R_FAN_CAP], waits)
+                                     S.rules[R_FAN_CAP], waits)
         ready[s] = tmax[s] > 0
-    if row < C.log.shape[1]:  # flower pigs and ready seats as bits
+    if row < S.log.shape[1]:  # flower pigs and ready seats as bits
         for s in range(4):
             if pig[s]:
-                C.log[t, row, 1] |= 1 << s
+                S.log[t, row, 1] |= 1 << s
             if ready[s]:
-                C.log[t, row, 2] |= 1 << s
+                S.log[t, row, 2] |= 1 << s
     for f in range(4):
         if S.hu[t, f] or ready[f]:
             continue
         for r in range(4):
             if ready[r]:
-                _pay(S, C, t, _i(f), _i(r), _i(tmax[r]), _i(PAY_READY), _i(-1))
+                _pay(S, t, _i(f), _i(r), _i(tmax[r]), _i(PAY_READY), _i(-1))
     for s in range(4):
         if pig[s] and S.nonvoid_discard[t, s]:
-            _pay(S, C, t, _i(s), _i(-1), _i(C.rules[R_PIG]), _i(PAY_PIG), _i(-1))
+            _pay(S, t, _i(s), _i(-1), _i(S.rules[R_PIG]), _i(PAY_PIG), _i(-1))
     # not-ready receivers return their kong income [payer, receiver]
     for r in range(4):
         if S.hu[t, r] or ready[r]:
@@ -833,22 +901,22 @@ def _settle_wall(S, C, t):
         for f in range(4):
             back = _i(S.kong_income[t, f, r])
             if back:
-                _pay(S, C, t, _i(r), _i(f), _i(back), _i(PAY_REFUND), _i(-1))
+                _pay(S, t, _i(r), _i(f), _i(back), _i(PAY_REFUND), _i(-1))
                 S.kong_income[t, f, r] = 0
 
 
 @njit
-def _end_deal(S, C, t, reason):
+def _end_deal(S, t, reason):
     if reason == END_WALL:
-        _settle_wall(S, C, t)
+        _settle_wall(S, t)
     S.end_reason[t] = reason
-    _log(C, t, _i(LOG_END), _i(reason), _i(S.next_dealer[t]), _i(0), _i(0))
+    _log(S, t, _i(LOG_END), _i(reason), _i(S.next_dealer[t]), _i(0), _i(0))
     for s in range(4):
         S.match_scores[t, s] += S.scores[t, s]
-    if S.deal_index[t] + 1 < C.rules[R_DEALS]:
+    if S.deal_index[t] + 1 < S.rules[R_DEALS]:
         S.deal_index[t] += 1
-        _deal(S, C, t, _i(S.next_dealer[t]))
-        _log(C, t, _i(LOG_DEAL), _i(0), _i(0), _i(0), _i(0))
+        _deal(S, t, _i(S.next_dealer[t]))
+        _log(S, t, _i(LOG_DEAL), _i(0), _i(0), _i(0), _i(0))
     else:
         S.phase[t] = DONE
         S.done[t] = True
@@ -858,11 +926,11 @@ def _end_deal(S, C, t, reason):
 
 
 @njit(inline="always")
-def _apply(S, C, t, a):
+def _apply(S, t, a):
     """Seat ``current`` of table t takes action a (legal), then everything automatic."""
     ph = S.phase[t]
     seat = _i(S.current[t])
-    _log(C, t, _i(LOG_EVENT), _i(seat), _i(a), _i(0), _i(0))
+    _log(S, t, _i(LOG_EVENT), _i(seat), _i(a), _i(0), _i(0))
     if ph == VOID:
         if a < VOID_SUIT:  # by setting a tile aside
             k = a - VOID_TILE
@@ -871,37 +939,37 @@ def _apply(S, C, t, a):
             S.void[t, seat] = k // 9
         else:
             S.void[t, seat] = a - VOID_SUIT
-        _refresh_waits(S, C, t, seat)
+        _refresh_waits(S, t, seat)
         S.current[t] = seat + 1
         if seat == 3:
             _begin_turn(S, t, _i(S.dealer[t]))
     elif ph == TURN:
         if a < VOID_TILE:
-            _discard(S, C, t, seat, a - DISCARD)
+            _discard(S, t, seat, a - DISCARD)
         elif KONG <= a < PUNG:
-            _own_kong(S, C, t, seat, a - KONG)
+            _own_kong(S, t, seat, a - KONG)
         else:
-            _self_drawn_hu(S, C, t, seat)
+            _self_drawn_hu(S, t, seat)
     else:
         S.claim_answer[t, seat] = ANSWER_OF_ACTION[a]
-    _advance(S, C, t)
+    _advance(S, t)
 
 
 @njit(inline="always")
-def _step_table(S, C, t, a, autoreset, done_out):
-    C.log_len[t] = 0
-    C.rewards[t, :] = 0
+def _step_table(S, t, a, autoreset, done_out):
+    S.log_len[t] = 0
+    S.rewards[t, :] = 0
     if not S.done[t]:
-        _apply(S, C, t, a)
+        _apply(S, t, a)
     done_out[t] = S.done[t]
     if autoreset and S.done[t]:
-        _new_match(S, C, t)
-    _fill_mask(S, C, t, S.legal_action_mask[t], _YES)
+        _new_match(S, t)
+    _fill_mask(S, t, S.legal_action_mask[t], _YES)
 
 
 @njit(inline="always")
-def _action_legal(S, C, t, a):
-    """``_fill_mask(S, C, t, row)[a]`` for one action ``a`` in 0..87, without the row."""
+def _action_legal(S, t, a):
+    """``_fill_mask(S, t, row)[a]`` for one action ``a`` in 0..87, without the row."""
     ph = S.phase[t]
     seat = _i(S.current[t])
     if ph == VOID:
@@ -928,7 +996,7 @@ def _action_legal(S, C, t, a):
                 return k == sa
             if S.hand[t, seat, k] <= 0:
                 return False
-            return not (has_void and C.rules[R_STRICT_VOID] != 0) or k // 9 == vd
+            return not (has_void and S.rules[R_STRICT_VOID] != 0) or k // 9 == vd
         after_pung = S.after_pung[t]
         if a != HU:
             if after_pung or _wall_left(S, t) < 1:
@@ -938,7 +1006,7 @@ def _action_legal(S, C, t, a):
             return KONG_OK[30 * v + 5 * S.meld[t, seat, k] + S.hand[t, seat, k]]
         if after_pung or sa >= 0 or has_void:
             return False
-        return _self_drawn_complete(S, C, t, seat, vd, _YES)
+        return _self_drawn_complete(S, t, seat, vd, _YES)
     if ph in (CLAIM, ROB):
         opts = S.claim_opts[t, seat]
         if a == HU:
@@ -952,14 +1020,14 @@ def _action_legal(S, C, t, a):
 
 
 @njit(inline="always")
-def _first_illegal(S, C, actions):
+def _first_illegal(S, actions):
     """Index of the first live table whose action is not legal, or -1. Legality is
     computed from the state (not read from the stored ``legal_action_mask``)."""
     for t in range(actions.shape[0]):
         if S.done[t]:
             continue
         a = actions[t]
-        if a < 0 or a >= N_ACTIONS or not _action_legal(S, C, t, a):
+        if a < 0 or a >= N_ACTIONS or not _action_legal(S, t, a):
             return t
     return -1
 
@@ -968,36 +1036,35 @@ def _first_illegal(S, C, actions):
 def action_legal_rows(out, rules, flags3, complete, packed, shift, mask, mask7, *arrays):
     """``out`` (B, 88): :func:`_action_legal` of every table and action (for the tests,
     which compare it with :func:`masks`)."""
-    S = StateBag(*arrays)
-    C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
+    S = _bag_without_log(rules, flags3, complete, packed, shift, mask, mask7, arrays)
     for t in range(out.shape[0]):
         for a in range(out.shape[1]):
-            out[t, a] = _action_legal(S, C, t, a)
+            out[t, a] = _action_legal(S, t, a)
 
 
 @njit
-def _step_range(S, C, actions, lo, hi, autoreset, done_out):
+def _step_range(S, actions, lo, hi, autoreset, done_out):
     """Step tables lo .. hi - 1, one after another (the one copy of the whole step)."""
     for t in range(lo, hi):
-        _step_table(S, C, _i(t), actions[t], autoreset, done_out)
+        _step_table(S, _i(t), actions[t], autoreset, done_out)
 
 
 @njit(inline="always")
-def _log_overflow(C):
-    for t in range(C.log_len.shape[0]):  # noqa: SIM110 - numba: no any() over a generator
-        if C.log_len[t] > C.log.shape[1]:
+def _log_overflow(S):
+    for t in range(S.log_len.shape[0]):  # noqa: SIM110 - numba: no any() over a generator
+        if S.log_len[t] > S.log.shape[1]:
             return True
     return False
 
 
 @njit(inline="always")
-def _step_all(S, C, actions, validate, autoreset, done_out):
+def _step_all(S, actions, validate, autoreset, done_out):
     if validate:
-        bad = _first_illegal(S, C, actions)
+        bad = _first_illegal(S, actions)
         if bad >= 0:
             return bad
-    _step_range(S, C, actions, _i(0), _i(actions.shape[0]), autoreset, done_out)
-    return -2 if _log_overflow(C) else -1
+    _step_range(S, actions, _i(0), _i(actions.shape[0]), autoreset, done_out)
+    return -2 if _log_overflow(S) else -1
 
 
 @njit
@@ -1005,57 +1072,46 @@ def step_serial(actions, validate, autoreset, done_out, rules, flags3, complete,
                 mask, mask7, log, log_len, rewards, *arrays):
     """One step of every table, one after another. Returns the first illegal table (and
     changes nothing), -2 when a table's log overflowed, else -1."""
-    S = StateBag(*arrays)
-    C = Ctx(rules, flags3, complete, packed, shift, mask, mask7, log, log_len, rewards)
-    return _step_all(S, C, actions, validate, autoreset, done_out)
+    S = StateBag(rules, flags3, complete, packed, shift, mask, mask7, log, log_len, rewards,
+                 *arrays)
+    return _step_all(S, actions, validate, autoreset, done_out)
 
 
 @njit
-def step_bag(actions, validate, autoreset, done_out, rb, log, log_len, rewards, bag):
-    """:func:`step_serial` with the state and rule arrays in bags."""
-    C = Ctx(rb.rules, rb.flags3, rb.complete, rb.packed, rb.shift, rb.mask, rb.mask7, log,
-            log_len, rewards)
-    return _step_all(bag, C, actions, validate, autoreset, done_out)
+def step_bag(actions, validate, autoreset, done_out, log, log_len, rewards, bag):
+    """:func:`step_serial` with the state and rule arrays in a bag (:func:`state_bag`)."""
+    _use_outputs(bag, log, log_len, rewards)
+    return _step_all(bag, actions, validate, autoreset, done_out)
 
 
 PARALLEL_BLOCK = 64  # tables per task of the parallel step
 
 
 @njit(parallel=True)
-def step_bag_parallel(actions, validate, autoreset, done_out, rb, log, log_len, rewards,
-                      bag):
+def step_bag_parallel(actions, validate, autoreset, done_out, log, log_len, rewards, bag):
     """:func:`step_bag` on several threads: blocks of :data:`PARALLEL_BLOCK` tables, each
     stepped by one thread. A table's step reads and writes only its own rows (of the
     state, the log and the rewards) and allocates its own scratch, so the result is the
     serial one whatever the number of threads. Validation runs first, on one thread."""
-    C = Ctx(rb.rules, rb.flags3, rb.complete, rb.packed, rb.shift, rb.mask, rb.mask7, log,
-            log_len, rewards)
+    _use_outputs(bag, log, log_len, rewards)
     if validate:
-        bad = _first_illegal(bag, C, actions)
+        bad = _first_illegal(bag, actions)
         if bad >= 0:
             return bad
     n = actions.shape[0]
     for b in prange((n + PARALLEL_BLOCK - 1) // PARALLEL_BLOCK):
         lo = b * PARALLEL_BLOCK
-        _step_range(bag, C, actions, _i(lo), _i(min(n, lo + PARALLEL_BLOCK)), autoreset,
+        _step_range(bag, actions, _i(lo), _i(min(n, lo + PARALLEL_BLOCK)), autoreset,
                     done_out)
-    return -2 if _log_overflow(C) else -1
-
-
-@njit
-def _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7):
-    return Ctx(rules, flags3, complete, packed, shift, mask, mask7,
-               np.zeros((1, 1, LOG_WIDTH), np.int32), np.zeros(1, np.int32),
-               np.zeros((1, 4), np.float32))
+    return -2 if _log_overflow(bag) else -1
 
 
 @njit
 def masks(out, rules, flags3, complete, packed, shift, mask, mask7, *arrays):
     """The legal actions of every table into ``out`` (B, 88)."""
-    S = StateBag(*arrays)
-    C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
+    S = _bag_without_log(rules, flags3, complete, packed, shift, mask, mask7, arrays)
     for t in range(out.shape[0]):
-        _fill_mask(S, C, t, out[t], _NO)
+        _fill_mask(S, t, out[t], _NO)
 
 
 @njit
@@ -1063,15 +1119,14 @@ def deal_tables(rows, dealers, new_match, rules, flags3, complete, packed, shift
                 *arrays):
     """Deal the tables ``rows`` (with ``new_match``: start the next match, seat 0 dealing;
     else deal with ``dealers``) and store their legal masks."""
-    S = StateBag(*arrays)
-    C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
+    S = _bag_without_log(rules, flags3, complete, packed, shift, mask, mask7, arrays)
     for i in range(rows.shape[0]):
         t = rows[i]
         if new_match:
-            _new_match(S, C, t)
+            _new_match(S, t)
         else:
-            _deal(S, C, t, _i(dealers[i]))
-        _fill_mask(S, C, t, S.legal_action_mask[t], _YES)
+            _deal(S, t, _i(dealers[i]))
+        _fill_mask(S, t, S.legal_action_mask[t], _YES)
 
 
 @njit
@@ -1079,15 +1134,14 @@ def refresh_waits(rules, flags3, complete, packed, shift, mask, mask7, *arrays):
     """Recompute ``waits`` of every seat of every table from its hand (for a state whose
     hands were written from outside, as :func:`sichuan_env.engine.reset_from_deal` does).
     In its own turn a seat's ``waits`` are of the hand without the tile drawn."""
-    S = StateBag(*arrays)
-    C = _ctx_without_log(rules, flags3, complete, packed, shift, mask, mask7)
+    S = _bag_without_log(rules, flags3, complete, packed, shift, mask, mask7, arrays)
     for t in range(S.phase.shape[0]):
         for s in range(4):
             d = S.drawn_tile[t]
             own = S.phase[t] == TURN and S.current[t] == s and d >= 0
             if own:
                 S.hand[t, s, d] -= 1
-            _refresh_waits(S, C, t, _i(s))
+            _refresh_waits(S, t, _i(s))
             if own:
                 S.hand[t, s, d] += 1
 
@@ -1095,7 +1149,12 @@ def refresh_waits(rules, flags3, complete, packed, shift, mask, mask7, *arrays):
 @njit
 def reset_fields(t, dealer, *arrays):
     """The fields of a new deal on table t, with no tiles dealt."""
-    _reset_deal_fields(StateBag(*arrays), t, dealer)
+    S = StateBag(np.zeros(1, np.int64), np.zeros(1, np.uint16), np.zeros(1, np.bool_),
+                 np.zeros(1, np.uint32), np.zeros((1, 3), np.uint32),
+                 np.zeros((1, 3), np.uint32), np.zeros((1, 3), np.uint32),
+                 np.zeros((1, 1, LOG_WIDTH), np.int32), np.zeros(1, np.int32),
+                 np.zeros((1, 4), np.float32), *arrays)
+    _reset_deal_fields(S, t, dealer)
 
 
 # ----------------------------------------------------------------------------- step info

@@ -133,6 +133,13 @@ def wait_bits(packed, shift, mask, mask7, counts, n_melds, void):
     times (whether a fifth copy exists is not asked). One lookup per suit (``packed``
     holds the flag bits too)."""
     c0, c1, c2 = suit_codes(counts, np.int64(-1))
+    return wait_bits_of_codes(packed, shift, mask, mask7, c0, c1, c2, n_melds, void)
+
+
+@njit(inline="always")
+def wait_bits_of_codes(packed, shift, mask, mask7, c0, c1, c2, n_melds, void):
+    """:func:`wait_bits` of the hand whose suits have the base-5 codes c0, c1, c2
+    (:func:`suit_codes`)."""
     p0 = np.uint32(packed[c0])
     p1 = np.uint32(packed[c1])
     p2 = np.uint32(packed[c2])

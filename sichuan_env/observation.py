@@ -187,6 +187,7 @@ _OTHER_HANDS, _OTHER_SET_ASIDE, _OTHER_VOID, _WALL = (
 _SCALAR0 = _PHASE  # scalar features occupy channels _SCALAR0.. (last in the layout)
 assert _SCALAR0 == _VISIBLE + 1 and _DEAL_PROGRESS == N_CHANNELS - 1
 _QUARTER = np.float32(0.25)
+_THREE_QUARTERS = np.float32(0.75)
 _ONE = np.float32(1.0)
 _WALL_SCALE = np.float32(1.0 / WALL_SIZE)
 _SCORE_SCALE = np.float32(1.0 / SCORE_SCALE)
@@ -225,7 +226,7 @@ def _fill_channel(o, c, x):
         o[c, k] = x
 
 
-@njit
+@njit(inline="always")
 def planes_row(v, i, inv_max_value, inv_deals, o):
     """Write the (N_CHANNELS, 27) planes of row ``i`` of the SeatView ``v`` into ``o``
     (every channel is written). ``inv_max_value`` and ``inv_deals`` are the float32
@@ -233,7 +234,7 @@ def planes_row(v, i, inv_max_value, inv_deals, o):
     inv_max_value = np.float32(inv_max_value)
     inv_deals = np.float32(inv_deals)
     o[:N_CHANNELS] = 0.0
-    visible = np.zeros(N_KINDS, np.int32)
+    # the visible copies are summed in their channel (in quarters: exact in float32)
     for k in range(N_KINDS):
         h = v.hand[i, k]
         for j in range(4):
@@ -241,11 +242,11 @@ def planes_row(v, i, inv_max_value, inv_deals, o):
                 o[_HAND + j, k] = _ONE
         live = v.live_discards[i, k]
         o[_LIVE, k] = np.float32(live) * _QUARTER
-        visible[k] = h + live + v.won_tiles[i, k]
+        o[_VISIBLE, k] = np.float32(h + live + v.won_tiles[i, k]) * _QUARTER
     k = v.set_aside[i]
     if k >= 0:
         o[_SET_ASIDE, k] = _ONE
-        visible[k] += 1
+        o[_VISIBLE, k] += _QUARTER
     k = v.drawn[i]
     if k >= 0:
         o[_DRAWN, k] = _ONE
@@ -261,13 +262,13 @@ def planes_row(v, i, inv_max_value, inv_deals, o):
             m = v.meld[i, r, k]
             if m == PUNG:
                 o[_PUNG + r, k] = _ONE
-                visible[k] += 3
+                o[_VISIBLE, k] += _THREE_QUARTERS
             elif m == CONCEALED_KONG:
                 o[_CKONG + r, k] = _ONE
-                visible[k] += 4
+                o[_VISIBLE, k] += _ONE
             elif m >= MELDED_KONG:
                 o[_EKONG + r, k] = _ONE
-                visible[k] += 4
+                o[_VISIBLE, k] += _ONE
         n = v.river_len[i, r]
         for j in range(v.river.shape[2]):  # every discard lying in the river row counts
             k = v.river[i, r, j]
@@ -286,8 +287,6 @@ def planes_row(v, i, inv_max_value, inv_deals, o):
         k = v.hu_tile[i, r]
         if k >= 0:
             o[_HU_TILE + r, k] = _ONE
-    for k in range(N_KINDS):
-        o[_VISIBLE, k] = np.float32(visible[k]) * _QUARTER
 
     # --- scalars, broadcast over the 27 columns
     ph = v.phase[i]
@@ -334,7 +333,7 @@ _AT_HAND, _AT_SET_ASIDE, _AT_VOID, _AT_WALL_FRONT, _AT_WALL_BACK = (
     STATE_FIELDS.index(name) for name in ("hand", "set_aside", "void", "wall_front", "wall_back"))
 
 
-@njit
+@njit(inline="always")
 def _encode_row(sa, wall, oracle, t, s, inv_max_value, inv_deals, v, o):
     """Seat s at table t into o: the view (into row 0 of the scratch view v), then its
     planes; then the oracle planes when ``oracle`` (which also read the ``wall``)."""

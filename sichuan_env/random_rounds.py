@@ -204,7 +204,7 @@ def pcg_floats(g, n):
 
 
 @njit
-def play_rounds(bag, rb, log, log_len, rewards, done_out, learner, acc, u, pos, first_actions,
+def play_rounds(bag, log, log_len, rewards, done_out, learner, acc, u, pos, first_actions,
                 step_first, pcg, jumps, use_pcg):
     """Rounds of uniform random moves on the tables of ``bag`` (a StateBag) until every
     table waits for its learner seat ``learner[t]`` or one has finished (see the module
@@ -214,13 +214,12 @@ def play_rounds(bag, rb, log, log_len, rewards, done_out, learner, acc, u, pos, 
     Reads the uniforms ``u[pos:]``, 88 a move, or with ``use_pcg`` draws them from the PCG64
     state ``pcg`` (uint64[6], see ``_pcg_next_float``; ``jumps``: :func:`pcg_jumps`).
     Returns ``(status, pos, detail)``."""
-    C = ek.Ctx(rb.rules, rb.flags3, rb.complete, rb.packed, rb.shift, rb.mask, rb.mask7, log,
-               log_len, rewards)
+    ek._use_outputs(bag, log, log_len, rewards)
     B = learner.shape[0]
     size = log.shape[1]
     if step_first:
         for t in range(B):
-            ek._step_table(bag, C, t, first_actions[t], ek._NO, done_out)
+            ek._step_table(bag, t, first_actions[t], ek._NO, done_out)
             if log_len[t] > size:
                 return LOG_OVERFLOW, pos, t
             acc[t] += rewards[t, learner[t]]
@@ -259,7 +258,7 @@ def play_rounds(bag, rb, log, log_len, rewards, done_out, learner, acc, u, pos, 
                         best = a
                         best_u = u[pos + a]
             pos += N_ACTIONS
-            ek._step_table(bag, C, t, ek._i(best), ek._NO, done_out)
+            ek._step_table(bag, t, ek._i(best), ek._NO, done_out)
             if log_len[t] > size:
                 return LOG_OVERFLOW, pos, t
             acc[t] += rewards[t, learner[t]]
@@ -373,11 +372,11 @@ class RoundsRunner:
     def __init__(self, state: State) -> None:
         B = state.batch_size
         self.state = state
-        self.bag = ek.state_bag(*state.arrays())
-        self.rule_bag = ek.rule_bag(*engine._rule_args(state.rules))
         self.log = np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32)
         self.log_len = np.zeros(B, np.int32)
         self.rewards = np.zeros((B, 4), np.float32)
+        self.bag = ek.state_bag(*engine._rule_args(state.rules), self.log, self.log_len,
+                                self.rewards, *state.arrays())
         self.done_out = np.zeros(B, bool)
         self.no_actions = np.zeros(B, np.int64)
 
@@ -390,7 +389,7 @@ class RoundsRunner:
         acts = first_actions if step_first else self.no_actions
         while True:
             status, pos, detail = play_rounds(
-                self.bag, self.rule_bag, self.log, self.log_len, self.rewards, self.done_out,
+                self.bag, self.log, self.log_len, self.rewards, self.done_out,
                 learner, acc, stream.buffer, stream.pos, acts, step_first, stream.pcg,
                 stream.jumps, stream.use_pcg)
             stream.pos = pos

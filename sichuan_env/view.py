@@ -95,7 +95,7 @@ def state_arrays(state: State) -> tuple[np.ndarray, ...]:
             state.dealer, state.deal_index, state.wall_front, state.wall_back)
 
 
-@njit
+@njit(inline="always")
 def view_row(sa, t, s, v, i):
     """Write seat ``s``'s view of table ``t`` (``sa = state_arrays(state)``) into row ``i``
     of the SeatView ``v``."""

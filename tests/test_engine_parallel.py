@@ -82,8 +82,10 @@ def test_parallel_kernel_direct_matches_serial_kernel() -> None:
     rng = np.random.default_rng(1)
     a = engine.reset(np.arange(B) + 11)
     b = a.copy()
-    rb = engine._rule_bag(a.rules)[1]
-    bag_a, bag_b = ek.state_bag(*a.arrays()), ek.state_bag(*b.arrays())
+    bag_a, bag_b = (ek.state_bag(*engine._rule_args(x.rules),
+                                 np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32),
+                                 np.zeros(B, np.int32), np.zeros((B, 4), np.float32),
+                                 *x.arrays()) for x in (a, b))
     for _ in range(300):
         acts = uniform(a, a.legal_action_mask, rng).astype(np.int64)
         outs = []
@@ -92,7 +94,7 @@ def test_parallel_kernel_direct_matches_serial_kernel() -> None:
             log_len = np.zeros(B, np.int32)
             rew = np.empty((B, 4), np.float32)
             done = np.empty(B, bool)
-            bad = kernel(acts, True, True, done, rb, log, log_len, rew, bag)
+            bad = kernel(acts, True, True, done, log, log_len, rew, bag)
             outs.append((bad, rew, done, log_len, log))
         (bad1, *o1), (bad2, *o2) = outs
         assert bad1 == bad2 == -1
@@ -107,7 +109,7 @@ def test_parallel_kernel_direct_matches_serial_kernel() -> None:
     acts[B - 1] = -5
     before = [x.copy() for x in b.arrays()]
     log = np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32)
-    bad = ek.step_bag_parallel(acts, True, True, np.empty(B, bool), rb, log,
+    bad = ek.step_bag_parallel(acts, True, True, np.empty(B, bool), log,
                                np.zeros(B, np.int32), np.empty((B, 4), np.float32), bag_b)
     assert bad == B - 1
     for u, v in zip(before, b.arrays(), strict=True):
