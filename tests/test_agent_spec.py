@@ -249,3 +249,60 @@ def test_every_place_that_names_agents_takes_import_paths(monkeypatch, capsys):
         train.make_opponents("no_pkg.x:Bot", seed=0)
     assert info.value.code == 2
     assert capsys.readouterr().err.startswith("error: agent 'no_pkg.x:Bot': no module named")
+
+
+class _TakesRules(BaseAgent):
+    def __init__(self, seed=None, rules=None):
+        self.seed, self.rules = seed, rules
+
+    def act_batch(self, observations, masks):
+        return masks.argmax(1)
+
+
+class _TakesAnything(BaseAgent):
+    def __init__(self, seed=None, **kwargs):
+        self.kwargs = kwargs
+
+    def act_batch(self, observations, masks):
+        return masks.argmax(1)
+
+
+def test_preset_reaches_only_constructors_that_name_rules(monkeypatch):
+    import types
+
+    mod = types.ModuleType("preset_probe")
+    mod.TakesRules, mod.TakesAnything = _TakesRules, _TakesAnything
+    monkeypatch.setitem(sys.modules, "preset_probe", mod)
+    assert make_agent("preset_probe:TakesRules", preset="mahjongsoft",
+                      validate=False).rules == "mahjongsoft"
+    assert make_agent("preset_probe:TakesRules", validate=False).rules is None
+    # the spec's own value wins over the preset
+    assert make_agent("preset_probe:TakesRules?rules=mil", preset="mahjongsoft",
+                      validate=False).rules == "mil"
+    # **kwargs alone does not ask for it
+    assert make_agent("preset_probe:TakesAnything", preset="mahjongsoft",
+                      validate=False).kwargs == {}
+
+
+def test_arena_and_envs_tell_agents_their_preset(monkeypatch):
+    import types
+
+    from agents.arena import run_arena
+    from sichuan_env.gym_env import SichuanSingleEnv
+    from sichuan_env.vector import SichuanVecEnv
+
+    made = []
+
+    class Probe(_TakesRules):
+        def __init__(self, seed=None, rules=None):
+            super().__init__(seed, rules)
+            made.append(rules)
+
+    mod = types.ModuleType("preset_probe2")
+    mod.Probe = Probe
+    monkeypatch.setitem(sys.modules, "preset_probe2", mod)
+    run_arena(["preset_probe2:Probe", "random", "random", "random"], deals=4, seed=1,
+              rules="mahjongsoft")
+    SichuanSingleEnv(opponents="preset_probe2:Probe", rules="mahjongsoft")
+    SichuanVecEnv(2, opponents="preset_probe2:Probe", rules="mil")
+    assert made[-3:] == ["mahjongsoft", "mahjongsoft", "mil"]

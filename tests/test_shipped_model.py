@@ -105,3 +105,23 @@ def test_arena_workers_with_a_network_seat_finish_and_agree_with_one_worker():
                           cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().endswith("ok")
+
+
+def test_each_preset_plays_its_own_shipped_model_or_the_mil_one(monkeypatch, tmp_path):
+    import shutil
+
+    import agents.ppo as ppo
+
+    mil = tmp_path / "ppo_mil.zip"
+    shutil.copy(SHIPPED_MODEL, mil)
+    monkeypatch.setattr(ppo, "SHIPPED_MODEL", mil)
+    assert ppo.shipped_model() == mil and ppo.shipped_model("mil") == mil
+    assert ppo.shipped_model("mahjongsoft") == mil  # no model of its own: the MIL one
+    agent = ppo.PPOAgent(rules="mahjongsoft")
+    assert agent.path == str(mil) and agent.rules.preset == "mil"  # read as trained
+    own = tmp_path / "ppo_mahjongsoft.zip"
+    shutil.copy(SHIPPED_MODEL, own)
+    assert ppo.shipped_model("mahjongsoft") == own
+    agent = ppo.PPOAgent(rules="mahjongsoft")
+    assert agent.path == str(own) and agent.rules.preset == "mahjongsoft"
+    assert agent.name == "ppo"
