@@ -8,8 +8,10 @@ minimiser is the expected return of each candidate given the decider's observati
 acting on the largest logit chooses the candidate expected to score most -- one step of
 policy improvement over the bot, the bot's own choice wherever nothing measurably beats it.
 ``margin`` points are taken off every candidate other than the bot's choice before the
-fit, so that a deviation must be expected to win at least that much. A second term keeps
-the probability mass on the candidates (the actions never played out stay below them).
+fit, so that a deviation must be expected to win at least that much (``discard_margin``
+for one discard over another, ``void_margin`` for another void suit: the noisiest). A
+second term keeps the probability mass on the candidates (the actions never played out
+stay below them).
 
 Samples are split by shard (``--val`` shards held out): the held-out *gain* -- the mean
 over held-out samples of the return of the candidate the network chooses minus the return
@@ -105,7 +107,7 @@ def held_out_gain(actions: np.ndarray, cand: np.ndarray, returns: np.ndarray,
 
 def fit(model: Any, data: dict[str, np.ndarray], train: np.ndarray, val: np.ndarray, *,
         epochs: int = 3, lr: float = 1e-4, batch: int = 512, margin: float = 0.0,
-        discard_margin: float | None = None,
+        discard_margin: float | None = None, void_margin: float | None = None,
         mass_weight: float = 1.0, seed: int = 0, log: Any = print) -> list[dict[str, Any]]:
     """Fit the actor of ``model`` (a loaded MaskablePPO) in place; the held-out gain after
     each epoch (and before the first, epoch 0)."""
@@ -124,6 +126,8 @@ def fit(model: Any, data: dict[str, np.ndarray], train: np.ndarray, val: np.ndar
     other = (np.arange(cand_all.shape[1]) > 0)[None, :]
     both_discards = (cand_all < VOID_TILE) & (cand_all[:, :1] < VOID_TILE)
     m = np.where(both_discards, margin if discard_margin is None else discard_margin, margin)
+    void_choice = (cand_all >= VOID_TILE) & (cand_all < KONG)  # set-aside tile or suit
+    m = np.where(void_choice, margin if void_margin is None else void_margin, m)
     target_all = ret_all - m * other
     history = [dict(epoch=0, **evaluate(model, data, val))]
     log(f"epoch 0: {history[-1]}")
@@ -209,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--margin", type=float, default=0.0)
     p.add_argument("--discard-margin", type=float, default=None,
                    help="the margin for one discard instead of another (default --margin)")
+    p.add_argument("--void-margin", type=float, default=None,
+                   help="the margin for another void suit (default --margin)")
     p.add_argument("--mass-weight", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
@@ -231,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{train.size} training samples, {val.size} held out", flush=True)
     model = MaskablePPO.load(a.init, device="cpu")
     fit(model, data, train, val, epochs=a.epochs, lr=a.lr, batch=a.batch, margin=a.margin,
-        discard_margin=a.discard_margin,
+        discard_margin=a.discard_margin, void_margin=a.void_margin,
         mass_weight=a.mass_weight, seed=a.seed, log=lambda s: print(s, flush=True))
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     model.save(a.out)
