@@ -16,15 +16,22 @@ ROOT = Path(__file__).resolve().parent.parent
 META = SHIPPED_MODEL.with_suffix(".json")
 
 
-def test_model_is_small_and_its_metadata_describes_it():
-    assert SHIPPED_MODEL.exists(), "the package ships agents/models/ppo_mil.zip"
-    assert SHIPPED_MODEL.stat().st_size < 6_000_000
-    meta = json.loads(META.read_text())
+@pytest.mark.parametrize("preset", ["mil", "mahjongsoft"])
+def test_model_is_small_and_its_metadata_describes_it(preset):
+    from agents.ppo import shipped_model
+
+    model = shipped_model(preset)
+    assert model.name == f"ppo_{preset}.zip", f"the package ships agents/models/ppo_{preset}.zip"
+    assert model.stat().st_size < 6_000_000
+    meta = json.loads(model.with_suffix(".json").read_text())
     for key in ("command", "seed", "commit", "settings", "rules", "steps", "sha256",
                 "results"):
         assert key in meta, key
-    assert meta["sha256"] == hashlib.sha256(SHIPPED_MODEL.read_bytes()).hexdigest()
-    assert meta["rules"] == "mil"
+    assert meta["sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
+    assert meta["rules"] == preset
+    from sb3_contrib import MaskablePPO
+
+    assert MaskablePPO.load(str(model), device="cpu").sichuan_rules == preset
 
 
 def test_ppo_by_name_is_the_shipped_model_and_plays_legally():
