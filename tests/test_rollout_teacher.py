@@ -145,11 +145,9 @@ def test_held_out_gain_counts_only_played_out_choices():
     assert g["deviate"] == pytest.approx(2 / 3)
 
 
-@pytest.fixture(scope="module")
-def planted(tmp_path_factory):
-    """Shards where the second candidate is worth 3 points more whenever the decider holds
-    a tile in the first plane's kind 0 slot set -- an improvement the fit must find."""
-    d = tmp_path_factory.mktemp("planted")
+def _planted_shards(d, first: int, second: int, phase: int) -> list[str]:
+    """Shards where candidate ``second`` is worth 3 points more than the bot's ``first``
+    whenever plane 0 holds a 1 at kind 0, and 3 points less otherwise."""
     rng = np.random.default_rng(0)
     paths = []
     for j in range(3):
@@ -157,21 +155,47 @@ def planted(tmp_path_factory):
         planes = np.zeros((n, 89, 27), np.float16)
         flag = rng.random(n) < 0.5
         planes[flag, 0, 0] = 1.0
-        planes[:, -7:] = advice_planes(np.ones(n, np.int64))  # the bot says: action 1
+        planes[:, -7:] = advice_planes(np.full(n, first, np.int64))  # the bot's choice
         masks = np.zeros((n, 88), bool)
-        masks[:, [1, 2]] = True
+        masks[:, [first, second]] = True
         cand = np.full((n, MAX_CANDIDATES), -1, np.int16)
-        cand[:, 0], cand[:, 1] = 1, 2
+        cand[:, 0], cand[:, 1] = first, second
         ret = np.full((n, MAX_CANDIDATES), np.nan, np.float32)
         noise = rng.normal(0, 1.0, n)
         ret[:, 0] = noise
         ret[:, 1] = noise + np.where(flag, 3.0, -3.0) + rng.normal(0, 1.0, n)
         p = d / f"s{j}.npz"
         np.savez(p, planes=planes, masks=masks, candidates=cand, returns=ret,
-                 advice=cand[:, 0].copy(), phase=np.full(n, TURN, np.int8),
+                 advice=cand[:, 0].copy(), phase=np.full(n, phase, np.int8),
                  meta=np.array([j, n, 10**6, 10**6, 10**6, 3], np.int64))
         paths.append(str(p))
     return paths
+
+
+@pytest.mark.parametrize("margins, deviates", [
+    (["--margin", "0", "--void-margin", "5"], False),
+    (["--margin", "5", "--void-margin", "0"], True),
+])
+def test_the_void_margin_governs_another_void_suit(tmp_path, capsys, margins, deviates):
+    shards = _planted_shards(tmp_path, VOID_TILE + 2, VOID_TILE + 11, VOID)
+    rc = distill_main([*shards, "--val", "1", "--epochs", "3", "--lr", "1e-3",
+                       "--init", str(SHIPPED_MODEL), *margins,
+                       "--out", str(tmp_path / "v.zip")])
+    assert rc == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("epoch")]
+    last = eval(lines[-1].split(": ", 1)[1])
+    assert set(last["by_kind"]) == {"void"}
+    if deviates:
+        assert 0.35 < last["deviate"] < 0.65 and last["gain"] > 1.2
+    else:
+        assert last["deviate"] < 0.05
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """Discard 2 instead of the bot's discard 1: +3 points with a flag in the planes, -3
+    without -- an improvement the fit must find."""
+    return _planted_shards(tmp_path_factory.mktemp("planted"), 1, 2, TURN)
 
 
 def test_the_fit_finds_a_planted_improvement(planted, tmp_path, capsys):
