@@ -181,20 +181,19 @@ def wait_mask(tables, counts, meld, void, out):
     return any_wait
 
 
-@njit
-def fans(counts, extra, meld, after_kong, shoot, robbing, sea, out):
-    """Fans of a complete hand (``counts`` plus one tile of kind ``extra``, -1 none) into
-    ``out`` (10,) in :data:`~sichuan_env.hands.FAN_NAMES` order (as
-    :func:`~sichuan_env.hands.batch_fans`); returns the total."""
+@njit(inline="always")
+def _shape_counts(counts, extra, meld):
+    """One scan over the 27 kinds of a hand (``counts`` plus one tile of kind ``extra``,
+    -1 none) and its melds: (kongs, melds, kinds held four times counting melds, kinds
+    held an odd number of times, kinds held 1, 4 or 5 times, kinds held twice, bit set of
+    the suits present). Serves :func:`fans` and :func:`theoretical_max`."""
     kongs = 0
     n = 0
     fours = 0
-    odd = False
-    odd_or_four = False
+    odd = 0
+    bad = 0
     twos = 0
-    present0 = False
-    present1 = False
-    present2 = False
+    suits = 0
     for k in range(27):
         c = counts[k]
         if k == extra:
@@ -211,25 +210,34 @@ def fans(counts, extra, meld, after_kong, shoot, robbing, sea, out):
         if full == 4:
             fours += 1
         if c & 1:
-            odd = True
+            odd += 1
         if c == 1 or c == 4 or c == 5:
-            odd_or_four = True
+            bad += 1
         if c == 2:
             twos += 1
         if full > 0:
-            if k < 9:
-                present0 = True
-            elif k < 18:
-                present1 = True
-            else:
-                present2 = True
-    seven = n == 0 and not odd
+            suits |= 1 << (k // 9)
+    return kongs, n, fours, odd, bad, twos, suits
+
+
+@njit(inline="always")
+def _suit_count(suits):
+    return (suits & 1) + ((suits >> 1) & 1) + ((suits >> 2) & 1)
+
+
+@njit
+def fans(counts, extra, meld, after_kong, shoot, robbing, sea, out):
+    """Fans of a complete hand (``counts`` plus one tile of kind ``extra``, -1 none) into
+    ``out`` (10,) in :data:`~sichuan_env.hands.FAN_NAMES` order (as
+    :func:`~sichuan_env.hands.batch_fans`); returns the total."""
+    kongs, n, fours, odd, bad, twos, suits = _shape_counts(counts, extra, meld)
+    seven = n == 0 and odd == 0
     golden = n == 4
     out[0] = kongs
     out[1] = fours - kongs
-    out[2] = 1 if ((not odd_or_four and twos == 1 and not seven) or golden) else 0
+    out[2] = 1 if ((bad == 0 and twos == 1 and not seven) or golden) else 0
     out[3] = 1 if golden else 0
-    out[4] = 2 if (int(present0) + int(present1) + int(present2)) == 1 else 0
+    out[4] = 2 if _suit_count(suits) == 1 else 0
     out[5] = 2 if seven else 0
     out[6] = 1 if after_kong else 0
     out[7] = 1 if shoot else 0
@@ -254,36 +262,9 @@ def theoretical_max(tables, counts, meld, void, fan_cap, waits):
     bool is scratch space."""
     if not wait_mask(tables, counts, meld, void, waits):
         return 0
-    kongs = 0
-    n = 0
-    fours = 0
-    bad = 0
-    twos = 0
-    odd = 0
-    present = np.zeros(3, np.bool_)
-    for k in range(27):
-        c = counts[k]
-        m = meld[k]
-        full = c
-        if m == 1:
-            full += 3
-        elif m >= 2:
-            full += 4
-            kongs += 1
-        if m != 0:
-            n += 1
-        if full == 4:
-            fours += 1
-        if c == 1 or c == 4 or c == 5:
-            bad += 1
-        if c == 2:
-            twos += 1
-        if c & 1:
-            odd += 1
-        if full > 0:
-            present[k // 9] = True
+    kongs, n, fours, odd, bad, twos, suits = _shape_counts(counts, -1, meld)
     roots = fours - kongs
-    n_present = int(present[0]) + int(present[1]) + int(present[2])
+    n_present = _suit_count(suits)
     base = kongs + roots + (1 if n == 4 else 0)
     best = 0
     for k in range(27):
@@ -302,7 +283,7 @@ def theoretical_max(tables, counts, meld, void, fan_cap, waits):
         d_odd = 1 if (c == 0 or c == 2) else (-1 if (c == 1 or c == 3) else 0)
         seven = (odd + d_odd) == 0 and n == 0
         pungs = (bad + d_bad) == 0 and (twos + d_two) == 1
-        others = n_present - (1 if present[k // 9] else 0)
+        others = n_present - ((suits >> (k // 9)) & 1)
         flush = others == 0
         total = base + (1 if full == 3 else 0) + (2 if flush else 0)
         if seven:
