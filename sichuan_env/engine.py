@@ -142,7 +142,7 @@ def reset(
     st = empty_state(B, rules)
     st.key[:] = table_keys(seed_list)
     dealers = np.broadcast_to(dealers.astype(np.int8), (B,)).copy()
-    ek.deal_tables(np.arange(B), dealers, False, *_rule_args(rules), *st.arrays())
+    ek.deal_tables(np.arange(B), dealers, False, *kernel_rule_args(rules), *st.arrays())
     return st
 
 
@@ -206,8 +206,8 @@ def reset_from_deal(
     st.hand[0] = counts
     st.wall[0, : len(wall_kinds)] = wall_kinds
     st.wall_back[0] = len(wall_kinds)
-    ek.refresh_waits(*_rule_args(rules), *st.arrays())
-    ek.masks(st.legal_action_mask, *_rule_args(rules), *st.arrays())
+    ek.refresh_waits(*kernel_rule_args(rules), *st.arrays())
+    ek.masks(st.legal_action_mask, *kernel_rule_args(rules), *st.arrays())
     return st
 
 
@@ -217,9 +217,16 @@ def reset_done(state: State) -> State:
     st = state.copy()
     ix = np.flatnonzero(st.done)
     if ix.size:
-        ek.deal_tables(ix, np.zeros(ix.size, np.int8), True, *_rule_args(st.rules),
-                       *st.arrays())
+        new_matches(st, ix)
     return st
+
+
+def new_matches(state: State, rows: np.ndarray) -> None:
+    """Start a new match on tables ``rows`` of ``state``, in place (what
+    :func:`reset_done` does to each finished table, without copying the batch)."""
+    rows = np.ascontiguousarray(rows, np.int64)
+    ek.deal_tables(rows, np.zeros(rows.size, np.int8), True, *kernel_rule_args(state.rules),
+                   *state.arrays())
 
 
 # ----------------------------------------------------------------------------- kernels' input
@@ -233,9 +240,10 @@ def _rules_array(rules: Rules) -> np.ndarray:
 _RULE_ARGS: dict[int, tuple[Rules, tuple[np.ndarray, ...]]] = {}
 
 
-def _rule_args(rules: Rules) -> tuple[np.ndarray, ...]:
-    """The rule options and hand lookup tables, as the kernels take them (cached by the
-    identity of ``rules``: hashing a Rules object costs more than a step of one table)."""
+def kernel_rule_args(rules: Rules) -> tuple[np.ndarray, ...]:
+    """The rule options and hand lookup tables, as the compiled kernels of
+    :mod:`sichuan_env.engine_kernels` take them (cached by the identity of ``rules``:
+    hashing a Rules object costs more than a step of one table)."""
     hit = _RULE_ARGS.get(id(rules))
     if hit is not None and hit[0] is rules:
         return hit[1]
@@ -260,7 +268,7 @@ def _state_bag(st: State) -> tuple[State, Any, Any]:
         _BAGS.clear()
     log, log_len = _log_buffers(st.batch_size)
     rewards = np.zeros((st.batch_size, 4), np.float32)
-    bag = ek.state_bag(*_rule_args(st.rules), log, log_len, rewards, *st.arrays())
+    bag = ek.state_bag(*kernel_rule_args(st.rules), log, log_len, rewards, *st.arrays())
     sig = (numba.typeof(np.zeros(1, np.int64)), numba.types.boolean, numba.types.boolean,
            numba.typeof(np.zeros(1, bool)), numba.typeof(log), numba.typeof(log_len),
            numba.typeof(rewards), numba.typeof(bag))
@@ -292,7 +300,7 @@ def legal_mask(state: State) -> np.ndarray:
 
     Finished tables have no legal action (a step ignores them)."""
     out = np.zeros((state.batch_size, N_ACTIONS), dtype=bool)
-    ek.masks(out, *_rule_args(state.rules), *state.arrays())
+    ek.masks(out, *kernel_rule_args(state.rules), *state.arrays())
     return out
 
 
@@ -379,7 +387,7 @@ def step(
             bad = bag[2](acts, bool(validate), bool(autoreset), done, log, log_len, rewards,
                          bag[1])
     else:
-        bad = ek.step_serial(acts, validate, autoreset, done, *_rule_args(st.rules), log,
+        bad = ek.step_serial(acts, validate, autoreset, done, *kernel_rule_args(st.rules), log,
                              log_len, rewards, *st.arrays())
     if bad != -1:
         if bad == -2:  # pragma: no cover - sized for the rules

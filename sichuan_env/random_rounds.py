@@ -20,7 +20,7 @@ the saved state (``advance``) and restoring the 32-bit buffer; for any other by 
 the used count again from the saved state.
 
 **Rounds.** A round is what the Python path does: when a table has finished its match the
-kernel returns (the caller records the episode and starts a new match, :func:`new_matches`)
+kernel returns (the caller records the episode and starts a new match, :func:`engine.new_matches`)
 and is called again; otherwise every table whose seat to act is not its learner gets one
 move and is stepped (``engine_kernels._step_table``, the engine's own step of one table),
 adding its learner's reward to the caller's accumulator. A table stepped alone and a
@@ -40,7 +40,7 @@ from sichuan_env.actions import N_ACTIONS
 from sichuan_env.jit import njit
 from sichuan_env.state import State
 
-__all__ = ["RoundsRunner", "UniformStream", "new_matches", "play_rounds",
+__all__ = ["RoundsRunner", "UniformStream", "play_rounds",
            "ALL_WAITING", "FINISHED", "NEED_DRAWS", "NO_LEGAL", "LOG_OVERFLOW"]
 
 # What play_rounds returns in its first item (the second is the stream position, the third
@@ -357,14 +357,6 @@ def rewind(rng: np.random.Generator, start: dict[str, Any], used: int) -> None:
     bg.state = state
 
 
-def new_matches(state: State, rows: np.ndarray) -> None:
-    """Start a new match on tables ``rows``, in place (what :func:`engine.reset_done`
-    does to a finished table, without copying the batch)."""
-    rows = np.ascontiguousarray(rows, np.int64)
-    ek.deal_tables(rows, np.zeros(rows.size, np.int8), True, *engine._rule_args(state.rules),
-                   *state.arrays())
-
-
 class RoundsRunner:
     """The compiled rounds' buffers for one engine batch (its bag, log and scratch), kept
     while the batch's arrays stay the same."""
@@ -375,7 +367,7 @@ class RoundsRunner:
         self.log = np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32)
         self.log_len = np.zeros(B, np.int32)
         self.rewards = np.zeros((B, 4), np.float32)
-        self.bag = ek.state_bag(*engine._rule_args(state.rules), self.log, self.log_len,
+        self.bag = ek.state_bag(*engine.kernel_rule_args(state.rules), self.log, self.log_len,
                                 self.rewards, *state.arrays())
         self.done_out = np.zeros(B, bool)
         self.no_actions = np.zeros(B, np.int64)

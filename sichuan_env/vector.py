@@ -99,7 +99,6 @@ from sichuan_env.random_rounds import (
     NO_LEGAL,
     RoundsRunner,
     UniformStream,
-    new_matches,
 )
 from sichuan_env.render import render_html, render_text
 from sichuan_env.rules import Rules, get_rules
@@ -390,7 +389,7 @@ class SichuanVecEnv(VecEnv):
 
     @staticmethod
     def _new_matches(st: State, rows: np.ndarray) -> None:
-        new_matches(st, rows)  # in place: what engine.reset_done does to each of them
+        engine.new_matches(st, rows)  # in place: what engine.reset_done does to each
 
     def _compiled_rounds(self, actions: np.ndarray | None, dones: np.ndarray,
                          infos: list[dict[str, Any]]) -> bool:

@@ -262,6 +262,26 @@ def test_autoreset_starts_a_new_match() -> None:
 
 
 @pytest.mark.parametrize("preset", PRESETS)
+def test_new_matches_in_place_equals_reset_done(preset: str) -> None:
+    """``engine.new_matches`` deals the given tables in place exactly as ``reset_done``
+    deals finished ones, and leaves every other table untouched."""
+    rng = np.random.default_rng(9)
+    st = engine.reset(np.arange(12) + 70, preset)
+    for _ in range(rng.integers(30, 90)):
+        st, _, _ = engine.step(st, uniform(st, engine.legal_mask(st), rng))
+    rows = np.array([1, 4, 5, 10])
+    want = engine.reset_done(st._replace(done=np.isin(np.arange(12), rows)))
+    got = st.copy()
+    engine.new_matches(got, rows)
+    for name, x, y, z in zip(State._fields, got.arrays(), want.arrays(), st.arrays(),
+                             strict=False):
+        assert np.array_equal(x[rows], y[rows]), name
+        keep = np.setdiff1d(np.arange(12), rows)
+        assert np.array_equal(x[keep], z[keep]), name
+    assert (got.episode[rows] == st.episode[rows] + 1).all()
+
+
+@pytest.mark.parametrize("preset", PRESETS)
 def test_multi_deal_match_rotates_dealer(preset: str) -> None:
     rules = get_rules(preset).replace(deals_per_match=4)
     rng = np.random.default_rng(6)

@@ -82,7 +82,7 @@ def test_parallel_kernel_direct_matches_serial_kernel() -> None:
     rng = np.random.default_rng(1)
     a = engine.reset(np.arange(B) + 11)
     b = a.copy()
-    bag_a, bag_b = (ek.state_bag(*engine._rule_args(x.rules),
+    bag_a, bag_b = (ek.state_bag(*engine.kernel_rule_args(x.rules),
                                  np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32),
                                  np.zeros(B, np.int32), np.zeros((B, 4), np.float32),
                                  *x.arrays()) for x in (a, b))

@@ -14,7 +14,7 @@ from policies import biased, uniform
 
 def _single_action_rows(st: engine.State) -> np.ndarray:
     out = np.zeros((st.batch_size, 88), dtype=bool)
-    ek.action_legal_rows(out, *engine._rule_args(st.rules), *st.arrays())
+    ek.action_legal_rows(out, *engine.kernel_rule_args(st.rules), *st.arrays())
     return out
 
 
