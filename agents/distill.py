@@ -108,9 +108,11 @@ def held_out_gain(actions: np.ndarray, cand: np.ndarray, returns: np.ndarray,
 def fit(model: Any, data: dict[str, np.ndarray], train: np.ndarray, val: np.ndarray, *,
         epochs: int = 3, lr: float = 1e-4, batch: int = 512, margin: float = 0.0,
         discard_margin: float | None = None, void_margin: float | None = None,
-        mass_weight: float = 1.0, seed: int = 0, log: Any = print) -> list[dict[str, Any]]:
+        mass_weight: float = 1.0, seed: int = 0, log: Any = print,
+        after_epoch: Any = None) -> list[dict[str, Any]]:
     """Fit the actor of ``model`` (a loaded MaskablePPO) in place; the held-out gain after
-    each epoch (and before the first, epoch 0)."""
+    each epoch (and before the first, epoch 0). ``after_epoch(epoch)`` is called after
+    each epoch's evaluation (e.g. to save the model as it is then)."""
     import torch
 
     torch.manual_seed(seed)
@@ -161,6 +163,10 @@ def fit(model: Any, data: dict[str, np.ndarray], train: np.ndarray, val: np.ndar
         history.append(dict(epoch=ep, loss=float(np.mean(losses)), seconds=time.time() - t0,
                             **evaluate(model, data, val)))
         log(f"epoch {ep}: {history[-1]}")
+        if after_epoch is not None:
+            policy.set_training_mode(False)
+            after_epoch(ep)
+            policy.set_training_mode(True)
     policy.set_training_mode(False)
     return history
 
@@ -217,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="the margin for another void suit (default --margin)")
     p.add_argument("--mass-weight", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--save-each-epoch", action="store_true",
+                   help="also save the model after every epoch as OUT_epN.zip")
     a = p.parse_args(argv)
     missing = [s for s in a.shards if not Path(s).exists()]
     if missing or not Path(a.init).exists():
@@ -236,10 +244,18 @@ def main(argv: list[str] | None = None) -> int:
     train = np.flatnonzero(data["shard"] < n_shards - a.val)
     print(f"{train.size} training samples, {val.size} held out", flush=True)
     model = MaskablePPO.load(a.init, device="cpu")
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    def save_epoch(ep: int) -> None:
+        path = out.with_name(f"{out.stem}_ep{ep}.zip")
+        model.save(path)
+        print(f"wrote {path}", flush=True)
+
     fit(model, data, train, val, epochs=a.epochs, lr=a.lr, batch=a.batch, margin=a.margin,
         discard_margin=a.discard_margin, void_margin=a.void_margin,
-        mass_weight=a.mass_weight, seed=a.seed, log=lambda s: print(s, flush=True))
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        mass_weight=a.mass_weight, seed=a.seed, log=lambda s: print(s, flush=True),
+        after_epoch=save_epoch if a.save_each_epoch else None)
     model.save(a.out)
     print(f"wrote {a.out}")
     return 0

@@ -213,6 +213,26 @@ def test_the_fit_finds_a_planted_improvement(planted, tmp_path, capsys):
     assert last["per_deal"] == pytest.approx(last["gain"] / 4, rel=0.05)
 
 
+def test_save_each_epoch_writes_the_model_of_every_epoch(planted, tmp_path, capsys):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.distill import actor_logits
+
+    out = tmp_path / "fit.zip"
+    rc = distill_main([*planted, "--val", "1", "--epochs", "2", "--lr", "1e-3",
+                       "--init", str(SHIPPED_MODEL), "--save-each-epoch", "--out", str(out)])
+    assert rc == 0
+    saved = [tmp_path / "fit_ep1.zip", tmp_path / "fit_ep2.zip"]
+    assert all(p.exists() for p in saved)
+    obs = torch.as_tensor(np.load(planted[0])["planes"][:64].astype(np.float32))
+    with torch.no_grad():
+        logits = [actor_logits(MaskablePPO.load(p, device="cpu").policy, obs).numpy()
+                  for p in (*saved, out)]
+    assert np.array_equal(logits[1], logits[2])  # the last epoch's model is the output
+    assert not np.array_equal(logits[0], logits[1])  # the first epoch's is its own
+
+
 @pytest.mark.parametrize("margins, deviates", [
     (["--margin", "5"], False),  # a 3-point gain does not clear a 5-point margin
     (["--margin", "0", "--discard-margin", "5"], False),  # the planted choice: discards
