@@ -328,16 +328,47 @@ def get_threads() -> int:
     return _THREADS[0]
 
 
-def _step_parallel(*args: Any) -> int:
-    """:func:`engine_kernels.step_bag_parallel` on ``get_threads()`` threads (numba's
-    thread count of the calling thread is restored afterwards)."""
+_PARALLEL_BAGS: dict[int, tuple[State, int, tuple[Any, ...], np.ndarray, tuple[np.ndarray, ...],
+                                 tuple[np.ndarray, ...]]] = {}
+
+
+def parallel_bags(st: State, threads: int, log: np.ndarray, log_len: np.ndarray,
+                  rewards: np.ndarray) -> tuple[tuple[Any, ...], np.ndarray]:
+    """``threads`` bags of the state's arrays for :func:`engine_kernels.step_bags_parallel`,
+    each built from views of its own, and the bounds of each thread's tables (equal
+    shares of the batch)."""
+    args = kernel_rule_args(st.rules)
+    bags = tuple(ek.state_bag(*(a.view() for a in args), log.view(), log_len.view(),
+                              rewards.view(), *(a.view() for a in st.arrays()))
+                 for _ in range(threads))
+    bounds = np.linspace(0, st.batch_size, threads + 1).astype(np.int64)
+    return bags, bounds
+
+
+def _step_parallel(acts: np.ndarray, validate: bool, autoreset: bool, done: np.ndarray,
+                   log: np.ndarray, log_len: np.ndarray, rewards: np.ndarray,
+                   st: State) -> int:
+    """:func:`engine_kernels.step_bags_parallel` on ``get_threads()`` threads (numba's
+    thread count of the calling thread is restored afterwards); the bags are kept for the
+    next steps of the same State."""
+    k = _THREADS[0]
+    hit = _PARALLEL_BAGS.get(id(st))
+    if hit is None or hit[0] is not st or hit[1] != k or hit[4][0].base is not log:
+        if len(_PARALLEL_BAGS) >= 4:
+            _PARALLEL_BAGS.clear()
+        bags, bounds = parallel_bags(st, k, log, log_len, rewards)
+        hit = (st, k, bags, bounds, tuple(log.view() for _ in range(k)),
+               tuple(log_len.view() for _ in range(k)))
+        _PARALLEL_BAGS[id(st)] = hit
+    _, _, bags, bounds, logs, log_lens = hit
     before = numba.get_num_threads()
-    if before != _THREADS[0]:
-        numba.set_num_threads(_THREADS[0])
+    if before != k:
+        numba.set_num_threads(k)
     try:
-        return ek.step_bag_parallel(*args)
+        return ek.step_bags_parallel(acts, bool(validate), bool(autoreset), done, bags, bounds,
+                                     logs, log_lens, tuple(rewards.view() for _ in range(k)))
     finally:
-        if before != _THREADS[0]:
+        if before != k:
             numba.set_num_threads(before)
 
 
@@ -376,16 +407,14 @@ def step(
     rewards = np.empty((B, 4), dtype=np.float32)  # the kernel zeroes each table's row
     done = np.empty(B, dtype=bool)
     log, log_len = _LOGS.get(B) or _log_buffers(B)
-    if inplace:  # the same State again and again: its arrays cross as one bag
+    if inplace and _THREADS[0] > 1 and B >= PARALLEL_MIN_TABLES:
+        bad = _step_parallel(acts, validate, autoreset, done, log, log_len, rewards, st)
+    elif inplace:  # the same State again and again: its arrays cross as one bag
         bag = _BAGS.get(id(st))
         if bag is None or bag[0] is not st:
             bag = _state_bag(st)
-        if _THREADS[0] > 1 and B >= PARALLEL_MIN_TABLES:
-            bad = _step_parallel(acts, validate, autoreset, done, log, log_len, rewards,
-                                 bag[1])
-        else:
-            bad = bag[2](acts, bool(validate), bool(autoreset), done, log, log_len, rewards,
-                         bag[1])
+        bad = bag[2](acts, bool(validate), bool(autoreset), done, log, log_len, rewards,
+                     bag[1])
     else:
         bad = ek.step_serial(acts, validate, autoreset, done, *kernel_rule_args(st.rules), log,
                              log_len, rewards, *st.arrays())

@@ -1,7 +1,7 @@
 """The parallel step (in-place steps of many tables on numba's threads) gives the serial
 result: every state array, reward, ``done`` flag and StepInfo field equal, for several
-batch sizes (a multiple of the block size, a ragged last block, fewer tables than
-threads x blocks) and thread counts, and a table's play never depends on its batch."""
+batch sizes (shares of the batch equal and unequal) and thread counts, and a table's play
+never depends on its batch."""
 
 from __future__ import annotations
 
@@ -74,27 +74,37 @@ def test_parallel_equals_serial(B: int, policy) -> None:
     _assert_same(parallel, small, rows=rows)
 
 
-def test_parallel_kernel_direct_matches_serial_kernel() -> None:
+@pytest.mark.parametrize("threads", [2, 3])
+def test_parallel_kernel_direct_matches_serial_kernel(threads: int) -> None:
     """The parallel entry kernel itself (numba's default thread count, whatever the
-    engine's threshold) on a small ragged batch: equal to the serial kernel, also when
-    validation rejects."""
-    B = 2 * ek.PARALLEL_BLOCK + 3
+    engine's threshold) on a small batch split unevenly: equal to the serial kernel, also
+    when validation rejects."""
+    B = 131
     rng = np.random.default_rng(1)
     a = engine.reset(np.arange(B) + 11)
     b = a.copy()
-    bag_a, bag_b = (ek.state_bag(*engine.kernel_rule_args(x.rules),
-                                 np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32),
-                                 np.zeros(B, np.int32), np.zeros((B, 4), np.float32),
-                                 *x.arrays()) for x in (a, b))
+    bag_a = ek.state_bag(*engine.kernel_rule_args(a.rules),
+                         np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32),
+                         np.zeros(B, np.int32), np.zeros((B, 4), np.float32), *a.arrays())
+
+    def parallel(acts, done, log, log_len, rew):
+        bags, bounds = engine.parallel_bags(b, threads, log, log_len, rew)
+        assert bounds[0] == 0 and bounds[-1] == B and (np.diff(bounds) > 0).all()
+        views = [tuple(x.view() for _ in range(threads)) for x in (log, log_len, rew)]
+        return ek.step_bags_parallel(acts, True, True, done, bags, bounds, *views)
+
     for _ in range(300):
         acts = uniform(a, a.legal_action_mask, rng).astype(np.int64)
         outs = []
-        for kernel, bag in ((ek.step_bag, bag_a), (ek.step_bag_parallel, bag_b)):
+        for which in ("serial", "parallel"):
             log = np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32)
             log_len = np.zeros(B, np.int32)
             rew = np.empty((B, 4), np.float32)
             done = np.empty(B, bool)
-            bad = kernel(acts, True, True, done, log, log_len, rew, bag)
+            if which == "serial":
+                bad = ek.step_bag(acts, True, True, done, log, log_len, rew, bag_a)
+            else:
+                bad = parallel(acts, done, log, log_len, rew)
             outs.append((bad, rew, done, log_len, log))
         (bad1, *o1), (bad2, *o2) = outs
         assert bad1 == bad2 == -1
@@ -104,16 +114,18 @@ def test_parallel_kernel_direct_matches_serial_kernel() -> None:
             np.testing.assert_array_equal(o1[3][t, : o1[2][t]], o2[3][t, : o2[2][t]])
         for u, v in zip(a.arrays(), b.arrays(), strict=True):
             np.testing.assert_array_equal(u, v)
-    # an illegal action on one table: both report it and change nothing
+    # illegal actions in the last thread's share, then also in the first's: the first
+    # illegal table is reported, nothing changed
     acts = uniform(a, a.legal_action_mask, rng).astype(np.int64)
-    acts[B - 1] = -5
     before = [x.copy() for x in b.arrays()]
-    log = np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32)
-    bad = ek.step_bag_parallel(acts, True, True, np.empty(B, bool), log,
-                               np.zeros(B, np.int32), np.empty((B, 4), np.float32), bag_b)
-    assert bad == B - 1
-    for u, v in zip(before, b.arrays(), strict=True):
-        np.testing.assert_array_equal(u, v)
+    for bad_rows in ([B - 1], [5, B - 1]):
+        acts[bad_rows] = -5
+        bad = parallel(acts, np.empty(B, bool),
+                       np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32),
+                       np.zeros(B, np.int32), np.empty((B, 4), np.float32))
+        assert bad == bad_rows[0]
+        for u, v in zip(before, b.arrays(), strict=True):
+            np.testing.assert_array_equal(u, v)
 
 
 _MANY_THREADS = """
