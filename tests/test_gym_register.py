@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -89,5 +90,5 @@ def test_registration_imports_no_environment_module() -> None:
         print("ok")
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=False)
+                         check=False, cwd=Path(__file__).resolve().parent.parent)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
