@@ -264,7 +264,7 @@ def test_rules_worked_example_matches_the_hand_evaluator() -> None:
         per_payer = self_drawn.value + rules.self_draw_bonus
         assert per_payer == 5 and 3 * per_payer == 15
     assert "**Full Flush** (2 fans)" in flat and "**4 points**" in flat
-    assert "**5 points from each player not yet won**" in flat and "15 points" in flat
+    assert "**5 points from each seat not yet won**" in flat and "15 points" in flat
 
 
 # ----------------------------------------------------------------------------- licence, citation
