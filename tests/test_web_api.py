@@ -111,7 +111,31 @@ def check_settlement(r: dict, game: WebGame) -> None:
         assert w["fans"] == (full["fans"] if mine else None)
         assert w["tile"] == (full["tile"] if mine or full["from"] is not None else None)
     assert all(PAY_LINE.match(p) for p in s["payments"])
-    # the others' passes were there and were kept back; Hu lines name public tiles only
+    # the log tells each move once, by the right seat
+    log = r["log"]
+    h = game.human
+    events = rec["events"]
+
+    def n_lines(pattern: str) -> int:
+        return sum(bool(re.fullmatch(pattern, line)) for line in log)
+
+    def n_events(seat: int, act: str, **kw) -> int:
+        return sum(e["seat"] == seat and e["act"] == act
+                   and all(e.get(k) == v for k, v in kw.items()) for e in events)
+
+    for s in range(4):
+        who = "you discard" if s == h else f"seat {s} discards"
+        assert n_lines(rf"{who} {TILE}( \(the set-aside tile\))?") == n_events(s, "discard")
+        hu = "you declare Hu" if s == h else f"seat {s} declares Hu"
+        assert n_lines(rf"{hu}.*") == n_events(s, "hu")
+        if s != h:
+            assert n_lines(f"seat {s} chooses a forbidden suit") == 1
+            assert n_lines(rf"seat {s} claims a pung of {TILE}") <= n_events(s, "pung")
+    assert n_lines("you pass") == n_events(h, "pass")
+    assert n_lines("you claim a pung") == n_events(h, "pung")
+    assert n_lines(r"you (set|show) .* \(forbidden suit\)") == 1
+    assert sum(bool(PAY_LINE.match(line)) for line in log) == len(rec["payments"])
+    # Hu lines name public tiles only
     for line in r["log"]:
         m = re.match(rf"seat (\d) declares Hu on ({TILE})", line)
         if m:
