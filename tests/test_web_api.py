@@ -188,6 +188,37 @@ def test_other_human_seats(seats, snapshots) -> None:
         srv.close()
 
 
+BOT_FILE = '''
+import numpy as np
+from sichuan_env.agent import BaseAgent
+
+class LastLegal(BaseAgent):
+    needs = "nothing"
+
+    def act_batch(self, observations, masks):
+        return np.array([np.flatnonzero(m)[-1] for m in masks], np.int64)
+'''
+
+
+@pytest.mark.slow  # loading torch and the shipped model
+def test_any_agent_spec(tmp_path: Path, snapshots) -> None:
+    pytest.importorskip("torch", reason="the ppo bot needs the train extra")
+    bot = tmp_path / "lastbot.py"
+    bot.write_text(BOT_FILE)
+    seats = ["greedy", f"{bot}:LastLegal", "you", "ppo"]
+    srv = LiveServer(create_app(make_config(seats, seed=9)))
+    try:
+        with srv.client() as client:
+            r = client.post("/api/new", json={}).json()
+            assert [s["name"] for s in r["table"]["seats"]] == ["greedy", f"{bot}:LastLegal",
+                                                                "you", "ppo"]
+            r = play_deal(client, srv, snapshots, random.Random(2), first=r)
+            rec = client.get("/api/record").json()
+            assert rec["players"] == seats
+    finally:
+        srv.close()
+
+
 def _snapshot(game: WebGame) -> tuple:
     return (game.step, game.deal_number, len(game.game.events), tuple(game.log),
             json.dumps(game.state()))

@@ -146,7 +146,7 @@
     const legal = new Set(interactive ? t.legal : []);
     const others = $('others');
     others.textContent = '';
-    for (let r = 3; r >= 1; r--) others.appendChild(drawSeat(t.seats[(t.you + r) % 4], t));
+    for (let r = 1; r <= 3; r++) others.appendChild(drawSeat(t.seats[(t.you + r) % 4], t));
     const me = $('me');
     me.textContent = '';
     me.appendChild(drawMe(t, legal));
@@ -213,7 +213,7 @@
         ' (' + w.value + (w.fans ? '; ' + (Object.keys(w.fans).join(', ') || 'no fans') : '') + ')');
       tr.appendChild(el('th', '', String(seat.seat)));
       tr.appendChild(el('td', '', seat.name));
-      tr.appendChild(el('td', '', wins.join('; ') || '-'));
+      tr.appendChild(el('td', 'wins', wins.join('; ') || '-'));
       const v = s.scores[seat.seat];
       tr.appendChild(el('td', 'score' + (v > 0 ? ' pos' : v < 0 ? ' neg' : ''), (v > 0 ? '+' : '') + v));
       tab.appendChild(tr);
