@@ -178,7 +178,26 @@ def test_two_browser_sessions_play_two_games(browser, server) -> None:
             page2.wait_for_timeout(40)
         _ready(page2)
     assert len(set(counts)) > 1  # the log grew while the frames played
-    assert g1.step == 0 or g1.step == int(page1.get_attribute("#game", "data-step"))
+    assert g1.step == int(page1.get_attribute("#game", "data-step"))
+    # two tabs of one session share its game: a move from a stale tab is refused, the
+    # message shown, and the tab catches up
+    tab = ctx1.new_page()
+    tab.goto(f"{server.url}/?speed=0")
+    _ready(tab)
+    assert _game_of(server, ctx1) is g1
+    step = g1.step
+    action = g1.legal()[0]
+    tab.locator(f'[data-action="{action}"]').first.click()
+    tab.wait_for_function("n => +document.getElementById('game').dataset.step > n", arg=step)
+    assert g1.step > step and page1.get_attribute("#game", "data-step") == str(step)
+    stale = page1.locator("#actions button:not([disabled]), "
+                          "#me .hand button:not([disabled])").first
+    stale.click()
+    page1.wait_for_selector("#error:not([hidden])")
+    assert f"stale step {step}" in page1.text_content("#error")
+    page1.wait_for_function("n => document.getElementById('game').dataset.step === n",
+                            arg=str(g1.step))
+    assert page1.get_attribute("#game", "data-ready") == "1"
     ctx1.close()
     ctx2.close()
     assert p1 == [] and p2 == []

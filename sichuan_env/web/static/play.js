@@ -111,6 +111,7 @@
     box.appendChild(seatHead(s, t));
     const hand = el('div', 'row hand');
     hand.dataset.hand = t.hand.join(' ');
+    if (![...legal].some(a => /^(discard|void) [1-9][mps]$/.test(a))) hand.classList.add('idle');
     const verb = t.phase === 'void' ? 'void ' : 'discard ';
     const names = t.hand.slice();
     if (t.drawn) names.splice(names.indexOf(t.drawn), 1);
@@ -178,7 +179,7 @@
     }
     $('prompt').textContent = prompt;
     const who = t.phase === 'done' ? 'the deal is over'
-      : (t.active === t.you && interactive ? 'your move' : 'seat ' + t.active);
+      : legal.size ? 'your move' : 'seat ' + t.active + ' playing';
     $('status').textContent = 'Seat ' + t.you + ' · rules ' + (state ? state.rules : '') +
       ' · deal ' + (state ? state.deal + 1 : 1) + ' · ' + t.phase + ' · wall ' + t.wall +
       ' · ' + who;
