@@ -150,11 +150,16 @@ def play_deal(client, srv, shots, rng: random.Random, first: dict | None = None)
     r = first or client.post("/api/new", json={}).json()
     game = _game(srv, client)
     check_response(r, game, shots)
+    moves = 0
+    assert r["step"] == 0
     while not r["done"]:
         action = rng.choice(r["table"]["legal"])
         resp = client.post("/api/act", json={"step": r["step"], "action": action})
         assert resp.status_code == 200, resp.text
         r = resp.json()
+        moves += 1
+        # the step counts the human's moves only (the others' passes stay unknown)
+        assert r["step"] == moves
         check_response(r, game, shots)
         again = client.get("/api/state").json()
         check_response(again, game, shots)

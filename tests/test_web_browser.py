@@ -44,7 +44,7 @@ def _ready(page) -> None:
 
 
 def _open(browser, srv: LiveServer, speed: int = 0):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    ctx = browser.new_context(viewport={"width": 1400, "height": 820}, accept_downloads=True)
     page = ctx.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda e: problems.append(str(e)))

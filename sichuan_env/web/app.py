@@ -153,11 +153,12 @@ def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None)
             game = None
         if game is None:
             game = await run_in_threadpool(new_game)
-            frames = game.frames_at_start
             game_id = store.add(game)
+            state = await run_in_threadpool(_locked, game, game.state, game.frames_at_start)
         else:
-            frames = await run_in_threadpool(_locked, game, game.new_deal)
-        resp = JSONResponse(_locked(game, game.state, frames))
+            state = await run_in_threadpool(_locked, game,
+                                            lambda: game.state(game.new_deal()))
+        resp = JSONResponse(state)
         resp.set_cookie(COOKIE, game_id, httponly=True, samesite="strict")
         return resp
 
@@ -169,11 +170,11 @@ def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None)
             if unknown or "step" not in data or "action" not in data:
                 raise GameError('send {"step": N, "action": "discard 5m"}'
                                 + (f"; unknown fields {unknown}" if unknown else ""), 400)
-            frames = await run_in_threadpool(_locked, game, game.act, data["step"],
-                                             data["action"])
+            state = await run_in_threadpool(
+                _locked, game, lambda: game.state(game.act(data["step"], data["action"])))
         except GameError as err:
             return _error(str(err), err.status)
-        return JSONResponse(_locked(game, game.state, frames))
+        return JSONResponse(state)
 
     def api_record(request: Request) -> Response:
         try:

@@ -206,7 +206,6 @@ class WebGame:
         before = self._view()
         n_events, n_pay = len(g.events), len(g.payments)
         g.play(action)
-        self.step += 1
         after = self._view()
         lines = public_moves(g.events[n_events:], self.human, before, after)
         lines += [_payment_text(p, self.human) for p in g.payments[n_pay:]]
@@ -253,6 +252,7 @@ class WebGame:
             frame = self._apply(a)
         except IllegalActionError as err:  # the mask said yes; keep the message if not
             raise GameError(str(err), 422) from None
+        self.step += 1
         frames = [] if frame is None else [frame]
         return frames + self._run_bots()
 

@@ -269,7 +269,11 @@
     } catch (err) {
       showError(err.message);
       busy = false;
-      try { finish(await call('GET', '/api/state')); } catch (e2) { showError(e2.message); }
+      try {
+        const st = await call('GET', '/api/state');
+        drawLog(st.log, 0);
+        finish(st);
+      } catch (e2) { showError(e2.message); }
     }
   }
 
