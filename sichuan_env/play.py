@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rules", default="mil")
     p.add_argument("--auto-first", action="store_true",
                    help="play the first legal choice automatically")
+    p.add_argument("--web", action="store_true",
+                   help="play in a browser instead (options: --web --help)")
     args = p.parse_args(args_in)
     opp = [s.strip() for s in args.opponents.split(",")]
     if len(opp) not in (1, 3):

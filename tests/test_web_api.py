@@ -327,8 +327,11 @@ def test_two_sessions_play_two_games(server) -> None:
 
 
 def test_page_and_assets(server) -> None:
-    with server.client() as client:
+    with server.client() as client, server.client() as stranger:
+        client.post("/api/new", json={})
         page = client.get("/")
+        # the HTML carries nothing of the game: the same bytes for a session without one
+        assert page.text == stranger.get("/").text
         assert page.status_code == 200 and "text/html" in page.headers["content-type"]
         assert 'id="sich-5m"' in page.text and 'id="sich-back"' in page.text  # svg.py tiles
         assert "/static/play.js" in page.text
