@@ -280,6 +280,10 @@ def test_refused_requests_change_nothing(server) -> None:
                              ("GET", "/api/record"), ("GET", "/replay")):
             resp = stranger.request(method, path, json={"step": 0, "action": "pass"})
             assert resp.status_code == 404 and "no game" in resp.json()["error"]
+        for method, path, status in (("GET", "/api/act", 405), ("GET", "/api/nothing", 404),
+                                     ("DELETE", "/api/state", 405)):
+            resp = stranger.request(method, path)
+            assert resp.status_code == status and path in resp.json()["error"]
         stranger.cookies.set(COOKIE, "not-a-game")
         resp = stranger.post("/api/act", json={"step": 0, "action": "pass"})
         assert resp.status_code == 404 and "unknown game" in resp.json()["error"]

@@ -15,7 +15,8 @@ Routes (the browser session's game is found by the cookie ``sichuan_game``):
 Errors are JSON ``{"error": "..."}`` with a 4xx status: 400 malformed (bad JSON, wrong
 fields, an action string that does not parse), 404 no game for this session, 409 a
 stale step or a deal that is over (or not yet over, for the record), 415 a POST that is
-not JSON, 422 an action not in the legal mask. A refused request changes nothing.
+not JSON, 422 an action not in the legal mask (and 404/405 for an unknown path or
+method). A refused request changes nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -214,7 +216,13 @@ def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None)
     middleware = []
     if allowed_hosts is not None:
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
-    app = Starlette(routes=routes, middleware=middleware)
+    async def http_error(request: Request, exc: Exception) -> Response:
+        detail = getattr(exc, "detail", str(exc))
+        return _error(f"{request.method} {request.url.path}: {detail}",
+                      getattr(exc, "status_code", 400))
+
+    app = Starlette(routes=routes, middleware=middleware,
+                    exception_handlers={HTTPException: http_error})
     app.state.store = store
     return app
 
