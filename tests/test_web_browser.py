@@ -179,6 +179,19 @@ def test_two_browser_sessions_play_two_games(browser, server) -> None:
         _ready(page2)
     assert len(set(counts)) > 1  # the log grew while the frames played
     assert g1.step == int(page1.get_attribute("#game", "data-step"))
+    # "New deal" in the middle of a deal asks first; dismissed, nothing changes
+    questions: list[str] = []
+
+    def dismiss(dialog) -> None:
+        questions.append(dialog.message)
+        dialog.dismiss()
+
+    page1.once("dialog", dismiss)
+    before = (g1.deal_number, g1.step)
+    page1.click("#new-deal")
+    page1.wait_for_timeout(200)
+    assert questions == ["Leave this deal and deal a new one?"]
+    assert (g1.deal_number, g1.step) == before
     # two tabs of one session share its game: a move from a stale tab is refused, the
     # message shown, and the tab catches up
     tab = ctx1.new_page()

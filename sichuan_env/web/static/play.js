@@ -279,6 +279,7 @@
 
   async function newDeal() {
     if (busy) return;
+    if (state && !state.done && !window.confirm('Leave this deal and deal a new one?')) return;
     busy = true;
     showError('');
     $('game').dataset.ready = '0';
