@@ -8,11 +8,11 @@ Uses sb3-contrib's MaskablePPO (illegal actions are masked out of the policy) on
 other seats played inside the environment, batched, by ``--opponents``: one bot name for
 all three seats or three names (the seats after the learner), ``self`` for frozen
 snapshots of the learner (refreshed every ``--snapshot-every`` steps). The network reads
-the observation planes (:mod:`agents.ppo_policy`).
+the observation planes (:mod:`agents.training.ppo_policy`).
 
 Before PPO the policy imitates a rule bot (``--imitate rules``, the default; ``none`` to
 start from scratch) for ``--imitate-steps`` learner decisions on the same environment,
-DAgger style (:mod:`agents.imitation`): PPO then refines a policy that already plays
+DAgger style (:mod:`agents.training.imitation`): PPO then refines a policy that already plays
 sensibly instead of discovering tile efficiency from nothing.
 
 Writes to ``--out``: ``model.zip`` (the final policy), ``checkpoints/`` (periodic),
@@ -24,7 +24,7 @@ rotated, reporting mean points per deal with a 95% confidence interval.
 
 ``--backend rllib`` trains the same network with Ray RLlib instead, rollouts spread over
 ``--env-runners`` processes (or a cluster: ``--address``), the learner on a GPU with
-``--num-gpus-per-learner 1``; see :mod:`agents.rllib_train` and the README's "Scaling out".
+``--num-gpus-per-learner 1``; see :mod:`agents.training.rllib_train` and the README's "Scaling out".
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="stop learning after this many minutes (0: no limit)")
     p.add_argument("--features", default="analysis", choices=["analysis", "raw"],
                    help="observation for the policy: raw planes, or with the hand-analysis "
-                        "planes of agents.features (default analysis)")
+                        "planes of agents.training.features (default analysis)")
     p.add_argument("--advice", default="none",
                    help="give the policy a bot's choice for each decision as extra input "
                         "planes (agents/advice.py): rules, greedy or none (none)")
@@ -184,7 +184,7 @@ def make_opponents(spec: str, seed: int, model: Any = None) -> list[Any]:
 def warm_start(model: Any, env: Any, teacher: Any, args: argparse.Namespace) -> dict[str, Any]:
     """Imitate ``teacher`` (the ``--imitate`` bot) for ``--imitate-steps`` learner decisions
     before PPO."""
-    from agents.imitation import imitate
+    from agents.training.imitation import imitate
 
     print(f"imitating {args.imitate}: {args.imitate_steps:,} learner decisions, "
           f"{args.imitate_epochs} passes per chunk", flush=True)
@@ -251,16 +251,16 @@ def main(argv: list[str] | None = None) -> int:
 
         if importlib.util.find_spec("ray") is None:
             raise SystemExit("--backend rllib needs Ray RLlib: pip install -e '.[rllib]'")
-        from agents.rllib_train import train
+        from agents.training.rllib_train import train
 
         return train(args, evaluate, format_results, warm_start)
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
 
-    from agents.features import AnalysisVecEnv
     from agents.ppo import SnapshotAgent
-    from agents.ppo_policy import policy_kwargs
+    from agents.training.features import AnalysisVecEnv
+    from agents.training.ppo_policy import load_model, policy_kwargs
     from sichuan_env.vector import SichuanVecEnv
 
     torch.set_num_threads(max(1, args.threads))
@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
 
     teacher = None
     if args.imitate != "none" and not args.resume:
-        from agents.registry import make_agent
+        from sichuan_env.agent import make_agent
 
         try:
             teacher = make_agent(args.imitate, seed=args.seed + 999)
@@ -287,22 +287,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.advice != "none":
         if self_play:
             raise SystemExit("--advice does not combine with --opponents self")
-        from agents.advice import AdviceVecEnv, make_adviser
+        from agents.training.advice import AdviceVecEnv, make_adviser
 
         env = AdviceVecEnv(env, make_adviser(args.advice, seed=args.seed + 555))
     policy: Any = "MlpPolicy"
     kwargs = policy_kwargs()
     if args.oracle_critic:
-        from agents.oracle_critic import OracleVecEnv
-        from agents.ppo_policy import OracleCriticPolicy
+        from agents.training.oracle_critic import OracleVecEnv
+        from agents.training.ppo_policy import OracleCriticPolicy
 
         env = OracleVecEnv(env)
         policy, kwargs = OracleCriticPolicy, policy_kwargs(policy_planes=env.policy_planes)
     n_envs = env.num_envs
     if args.resume:
-        model = MaskablePPO.load(args.resume, env=env, device="cpu",
-                                 tensorboard_log=str(out / "tb"),
-                                 **resume_overrides(args))
+        model = load_model(args.resume, env=env, device="cpu",
+                           tensorboard_log=str(out / "tb"), **resume_overrides(args))
     else:
         model = MaskablePPO(
             policy, env, n_steps=args.n_steps, batch_size=args.batch_size,

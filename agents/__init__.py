@@ -1,10 +1,10 @@
-"""Agents for sichuan-env: one act/act_batch interface, rule bots, PPO, the arena.
+"""Agents for sichuan-env: the bots and model agents users name, and the evaluation commands.
 
-``Agent`` (protocol), ``BaseAgent`` (implement ``act_batch``), ``RandomAgent`` and
-``validate_agent`` live in :mod:`sichuan_env.agent` (re-exported by
-:mod:`agents.base`); :func:`sichuan_env.agent.make_agent` builds agents by name.
+The interface (``Agent``, ``BaseAgent``, ``RandomAgent``, ``validate_agent``) and the
+resolver by name (``make_agent``) live in :mod:`sichuan_env.agent`. Here:
+
+- bots: :mod:`agents.greedy`, :mod:`agents.rules_bot`;
+- agents that play a trained model: :mod:`agents.ppo` (SB3), :mod:`agents.rllib_agent`;
+- evaluation: :mod:`agents.arena` (duplicate matches), :mod:`agents.ladder`;
+- :mod:`agents.training`: the training pipelines and the networks they train.
 """
-
-from agents.base import Agent, BaseAgent, RandomAgent, validate_agent
-
-__all__ = ["Agent", "BaseAgent", "RandomAgent", "validate_agent"]

@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent
 from sichuan_env import hands as hx
 from sichuan_env.actions import DISCARD, HU, KONG, MELDED_KONG, PASS, PUNG, VOID_SUIT, VOID_TILE
+from sichuan_env.agent import BaseAgent
 from sichuan_env.state import CLAIM, ROB, TURN, VOID
 from sichuan_env.view import SeatView
 from sichuan_env.vocab import MELD_KIND_OF_CODE, N_KINDS, RANK_OF, SUIT_OF

@@ -1,7 +1,7 @@
 """A trained MaskablePPO model as an agent for the arena, the environments and the
 terminal play (``--opponents ppo:path/to/model.zip``).
 
-Models trained with the adviser's planes (:mod:`agents.advice`) read a seat view instead of
+Models trained with the adviser's planes (:mod:`agents.training.advice`) read a seat view instead of
 planes: the agent then builds the planes itself (for the rules its model was trained
 under), the analysis planes and the adviser's choice, exactly as the training env did."""
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent
-from agents.features import N_FEATURE_PLANES, augment
+from agents.training.features import N_FEATURE_PLANES, augment
+from sichuan_env.agent import BaseAgent
 from sichuan_env.observation import N_CHANNELS, planes_from_view
 from sichuan_env.rules import get_rules
 from sichuan_env.view import SeatView
@@ -57,9 +57,9 @@ class PPOAgent(BaseAgent):
             path = Path(model)
             if not path.exists() and not path.with_suffix(".zip").exists():
                 raise FileNotFoundError(f"no saved PPO model at {path}")
-            from sb3_contrib import MaskablePPO
+            from agents.training.ppo_policy import load_model
 
-            model = MaskablePPO.load(str(path), device=device)
+            model = load_model(path, device=device)
             self.path: str | None = str(path)
         else:
             self.path = None
@@ -71,7 +71,7 @@ class PPOAgent(BaseAgent):
         self.acting_planes = int(getattr(model.policy, "policy_planes",
                                          model.observation_space.shape[0]))
         if _advised(self.acting_planes):
-            from agents.advice import make_adviser
+            from agents.training.advice import make_adviser
 
             self.needs = "view"
             self.adviser = make_adviser(adviser)
@@ -79,7 +79,7 @@ class PPOAgent(BaseAgent):
 
     def advised_input(self, view: SeatView, masks: np.ndarray) -> np.ndarray:
         """Planes + analysis planes + the adviser's choice, from seat views."""
-        from agents.advice import advice_planes
+        from agents.training.advice import advice_planes
 
         planes = augment(planes_from_view(view, self.rules))
         return np.concatenate([planes, advice_planes(self.adviser.act_batch(view, masks))],
@@ -116,7 +116,7 @@ class PPOAgent(BaseAgent):
 
 def _advised(acting_planes: int) -> bool:
     """Whether a policy reading this many channels reads the advice planes."""
-    from agents.advice import N_ADVICE_PLANES
+    from agents.training.advice import N_ADVICE_PLANES
 
     return acting_planes == N_CHANNELS + N_FEATURE_PLANES + N_ADVICE_PLANES
 

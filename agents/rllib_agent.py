@@ -5,7 +5,7 @@ arena, the environments and the terminal play.
 checkpoint folder (``OUT/checkpoint``, ``OUT/checkpoints/...``; loading one needs Ray).
 ``policy.pt`` holds the network's configuration and weights (:func:`save_policy`) and loads
 with torch alone. Observations without the analysis planes are augmented as the network
-expects (:func:`agents.features.augment`).
+expects (:func:`agents.training.features.augment`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.base import BaseAgent
-from agents.features import augment
-from agents.rllib_net import TilePlanesNet
+from agents.training.features import augment
+from agents.training.rllib_net import TilePlanesNet
+from sichuan_env.agent import BaseAgent
 
 POLICY_FILE = "policy.pt"
 POLICY_FORMAT = "sichuan-rllib-policy/1"
@@ -53,7 +53,7 @@ def load_net(path: str | Path) -> TilePlanesNet:
 
 
 class RLlibAgent(BaseAgent):
-    """Chooses with a :class:`~agents.rllib_net.TilePlanesNet`: the most likely legal
+    """Chooses with a :class:`~agents.training.rllib_net.TilePlanesNet`: the most likely legal
     action (``deterministic``, the default) or a sample from the masked policy."""
 
     def __init__(self, policy: str | Path | TilePlanesNet, deterministic: bool = True,

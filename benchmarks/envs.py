@@ -7,7 +7,7 @@ Rows:
 * ``engine`` (reference): ``legal_mask`` + ``step`` of the batched engine, random actions,
   batch 1 and 1024 (decisions per second; ``benchmarks/engine.py`` has the details);
 * ``encode``: the observation planes alone (``observation.encode``), batch 1 and 1024
-  (observations per second); ``analysis`` the PPO analysis planes of ``agents.features``
+  (observations per second); ``analysis`` the PPO analysis planes of ``agents.training.features``
   computed from 1024 observations (rows per second);
 * ``aec``: the PettingZoo AEC env (``env()`` with its wrappers and ``raw_env``), one table,
   a loop of ``last()`` + ``step`` with random legal actions (decisions per second, every
@@ -43,11 +43,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents.base import RandomAgent  # noqa: E402
-from agents.features import AnalysisVecEnv, analysis_planes  # noqa: E402
+from agents.training.features import AnalysisVecEnv, analysis_planes  # noqa: E402
 from sichuan_env import engine  # noqa: E402
 from sichuan_env.aec import env as aec_env  # noqa: E402
 from sichuan_env.aec import raw_env  # noqa: E402
+from sichuan_env.agent import RandomAgent  # noqa: E402
 from sichuan_env.gym_env import SichuanSingleEnv  # noqa: E402
 from sichuan_env.observation import encode  # noqa: E402
 from sichuan_env.vector import SichuanVecEnv  # noqa: E402

@@ -5,7 +5,7 @@ several numbers of env runners.
     python benchmarks/rllib.py --runners 1 2 4 8 15 --gpu 1 --out scaling.json
 
 For each number of env runners N: a local Ray instance with N + 1 CPUs, the PPO
-configuration of :func:`agents.rllib_train.build_config` (``--tables`` tables per runner,
+configuration of :func:`agents.training.rllib_train.build_config` (``--tables`` tables per runner,
 rollouts of ``--n-steps`` per table, so a train batch of N x tables x n-steps env steps,
 ``--epochs`` passes in minibatches of ``--batch-size``), one warm-up iteration, then
 ``--iterations`` timed ones, the whole repeated ``--repeats`` times alternating the runner
@@ -46,7 +46,7 @@ def measure(runners: int, args: argparse.Namespace) -> dict:
     import ray
 
     import train
-    from agents.rllib_train import build_config
+    from agents.training.rllib_train import build_config
 
     targs = train.parse_args([
         "--backend", "rllib", "--env-runners", str(runners), "--tables", str(args.tables),

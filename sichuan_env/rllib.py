@@ -27,7 +27,7 @@ observation        ``Dict(observations=Box((78 + K, 27), float32), action_mask=B
                    (88,), float32))`` for the seat to decide only (turn-based):
                    :func:`sichuan_env.observation.encode` for that seat, followed by the K
                    planes of ``features`` (a callable ``(N, 78, 27) -> (N, K, 27)`` computed
-                   from the observation alone, e.g. ``agents.features.analysis_planes``;
+                   from the observation alone, e.g. ``agents.training.features.analysis_planes``;
                    default none, K = 0)
 action             ``Discrete(88)``; the mask marks the legal ones
 reward             every step, the points each agent seat paid (negative) and received in

@@ -1,4 +1,4 @@
-"""The numpy analysis planes of ``agents.features`` as they were before the compiled
+"""The numpy analysis planes of ``agents.training.features`` as they were before the compiled
 kernels (commit 91128dd), kept as an independent reference for the differential tests.
 Batched over rows through ``hands.batch_shanten`` / ``batch_wait_mask``; not used by the
 package.

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.advice import N_ADVICE_PLANES, AdviceVecEnv, advice_planes, make_adviser
-from agents.features import N_FEATURE_PLANES, AnalysisVecEnv, augment
+from agents.training.advice import N_ADVICE_PLANES, AdviceVecEnv, advice_planes, make_adviser
+from agents.training.features import N_FEATURE_PLANES, AnalysisVecEnv, augment
 from sichuan_env.actions import HU, KONG, MELDED_KONG, N_ACTIONS, PASS, PUNG, VOID_SUIT, VOID_TILE
 from sichuan_env.observation import N_CHANNELS
 from sichuan_env.vector import SichuanVecEnv
@@ -91,7 +91,7 @@ def test_advice_env_observation_is_planes_analysis_and_the_advisers_choice():
 def advised_model():
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo_policy import policy_kwargs
+    from agents.training.ppo_policy import policy_kwargs
 
     _, env = _advised_env(tables=2, seats=(0,))
     model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=8, device="cpu", seed=0,

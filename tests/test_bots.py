@@ -5,13 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.base import validate_agent
 from agents.greedy import GreedyAgent
-from agents.registry import make_agent
 from agents.rules_bot import RulesAgent
 from sichuan_env import engine
 from sichuan_env.actions import HU, PASS, PUNG, action_from_str, action_to_str
-from sichuan_env.agent import agent_input
+from sichuan_env.agent import agent_input, make_agent, validate_agent
 from sichuan_env.tiles import parse_tile
 
 BOTS = [GreedyAgent, RulesAgent]

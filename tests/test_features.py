@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from agents.features import N_FEATURE_PLANES, AnalysisVecEnv, analysis_planes, augment
-from agents.registry import make_agent
+from agents.training.features import N_FEATURE_PLANES, AnalysisVecEnv, analysis_planes, augment
 from sichuan_env import hands, tiles
+from sichuan_env.agent import make_agent
 from sichuan_env.game import Game
 from sichuan_env.observation import N_CHANNELS, encode
 from sichuan_env.vector import SichuanVecEnv

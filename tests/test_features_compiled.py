@@ -10,7 +10,7 @@ import reference_features as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
-from agents.features import analysis_planes
+from agents.training.features import analysis_planes
 from sichuan_env import engine
 from sichuan_env.observation import N_CHANNELS, PLANES, encode
 from sichuan_env.rules import get_rules

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from agents.base import BaseAgent, RandomAgent
+from sichuan_env.agent import BaseAgent, RandomAgent
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.gym_env import SichuanSingleEnv
 from sichuan_env.observation import OBS_SHAPE, encode

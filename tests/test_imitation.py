@@ -15,11 +15,10 @@ def test_imitation_learns_the_teachers_choices():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.base import RandomAgent
-    from agents.features import AnalysisVecEnv
-    from agents.imitation import imitate
-    from agents.ppo_policy import policy_kwargs
-    from agents.registry import make_agent
+    from agents.training.features import AnalysisVecEnv
+    from agents.training.imitation import imitate
+    from agents.training.ppo_policy import policy_kwargs
+    from sichuan_env.agent import RandomAgent, make_agent
     from sichuan_env.vector import SichuanVecEnv
 
     torch.manual_seed(0)
@@ -66,8 +65,8 @@ def test_a_view_teacher_gets_the_learner_seats_views():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.features import AnalysisVecEnv
-    from agents.imitation import imitate
+    from agents.training.features import AnalysisVecEnv
+    from agents.training.imitation import imitate
     from sichuan_env.agent import BaseAgent
     from sichuan_env.vector import SichuanVecEnv
     from sichuan_env.view import SeatView

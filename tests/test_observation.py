@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st_
 
-from agents.base import RandomAgent
 from sichuan_env import engine
+from sichuan_env.agent import RandomAgent
 from sichuan_env.observation import (
     N_CHANNELS,
     N_ORACLE_CHANNELS,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.base import RandomAgent
 from sichuan_env import engine
+from sichuan_env.agent import RandomAgent
 from sichuan_env.render import BACK, render_html, render_text
 from sichuan_env.state import CLAIM, DONE, State
 from sichuan_env.tiles import glyph, tile_str

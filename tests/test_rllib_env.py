@@ -11,9 +11,9 @@ pytest.importorskip("ray.rllib")
 
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments  # noqa: E402
 
-from agents.base import RandomAgent  # noqa: E402
 from sichuan_env import engine  # noqa: E402
 from sichuan_env.aec import raw_env  # noqa: E402
+from sichuan_env.agent import RandomAgent  # noqa: E402
 from sichuan_env.engine import IllegalActionError  # noqa: E402
 from sichuan_env.observation import encode  # noqa: E402
 from sichuan_env.rllib import (  # noqa: E402
@@ -208,7 +208,7 @@ def test_same_seed_same_deals_as_the_aec_env_and_engine():
 
 
 def test_features_are_appended_and_bad_config_is_rejected():
-    from agents.features import analysis_planes
+    from agents.training.features import analysis_planes
 
     env = SichuanMultiAgentEnv({"features": analysis_planes})
     obs, _ = env.reset(seed=3)
@@ -233,10 +233,10 @@ def test_module_weights_round_trip_with_the_sb3_policy():
     from ray.rllib.core.columns import Columns
     from sb3_contrib import MaskablePPO
 
-    from agents.features import AnalysisVecEnv, analysis_planes
-    from agents.ppo_policy import policy_kwargs
-    from agents.rllib_module import load_sb3_weights, module_spec
-    from agents.rllib_net import to_sb3_state
+    from agents.training.features import AnalysisVecEnv, analysis_planes
+    from agents.training.ppo_policy import policy_kwargs
+    from agents.training.rllib_module import load_sb3_weights, module_spec
+    from agents.training.rllib_net import to_sb3_state
     from sichuan_env.vector import SichuanVecEnv
 
     venv = AnalysisVecEnv(SichuanVecEnv(4, seed=0))

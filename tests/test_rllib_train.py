@@ -55,8 +55,8 @@ def test_rllib_train_writes_checkpoint_policy_logs_and_results(tiny_run):
 def test_rllib_policy_plays_in_the_arena_and_the_aec_env(tiny_run):
     out, _ = tiny_run
     from agents.arena import run_arena
-    from agents.registry import make_agent
     from sichuan_env.aec import raw_env
+    from sichuan_env.agent import make_agent
 
     for path in (out, out / "policy.pt", out / "checkpoint"):
         agent = make_agent(f"rllib:{path}")
@@ -109,8 +109,13 @@ def test_weights_set_in_the_learner_reach_the_env_runner():
     import torch
 
     import train
-    from agents.rllib_net import TilePlanesNet
-    from agents.rllib_train import MODULE_ID, build_config, learner_net, set_learner_weights
+    from agents.training.rllib_net import TilePlanesNet
+    from agents.training.rllib_train import (
+        MODULE_ID,
+        build_config,
+        learner_net,
+        set_learner_weights,
+    )
 
     args = train.parse_args(["--backend", "rllib", "--env-runners", "0", "--tables", "2",
                              "--n-steps", "8", "--imitate", "none"])

@@ -9,20 +9,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.advice import advice_planes
-from agents.distill import held_out_gain
-from agents.distill import main as distill_main
 from agents.greedy import Seen
 from agents.ppo import SHIPPED_MODEL
-from agents.rollout_teacher import (
+from agents.rules_bot import RulesAgent
+from agents.training.advice import advice_planes
+from agents.training.distill import held_out_gain
+from agents.training.distill import main as distill_main
+from agents.training.rollout_teacher import (
     MAX_CANDIDATES,
     candidate_actions,
     generate,
     play_out,
     suit_of_void_action,
 )
-from agents.rollout_teacher import main as teacher_main
-from agents.rules_bot import RulesAgent
+from agents.training.rollout_teacher import main as teacher_main
 from sichuan_env import engine
 from sichuan_env.actions import VOID_SUIT, VOID_TILE
 from sichuan_env.driver import choose
@@ -217,7 +217,7 @@ def test_save_each_epoch_writes_the_model_of_every_epoch(planted, tmp_path, caps
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.distill import actor_logits
+    from agents.training.distill import actor_logits
 
     out = tmp_path / "fit.zip"
     rc = distill_main([*planted, "--val", "1", "--epochs", "2", "--lr", "1e-3",
@@ -255,7 +255,7 @@ def test_a_margin_keeps_the_bots_choice_unless_the_gain_exceeds_it(planted, tmp_
 
 
 def test_decision_kinds_follow_phase_and_mask():
-    from agents.distill import DECISION_KINDS, decision_kind
+    from agents.training.distill import DECISION_KINDS, decision_kind
     from sichuan_env.actions import HU, KONG, PASS
 
     masks = np.zeros((6, 88), bool)

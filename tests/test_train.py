@@ -46,9 +46,8 @@ def test_train_writes_model_checkpoints_logs_and_results(tiny_run):
 
 
 def test_saved_model_is_a_legal_agent(tiny_run):
-    from agents.base import validate_agent
     from agents.ppo import PPOAgent
-    from agents.registry import make_agent
+    from sichuan_env.agent import make_agent, validate_agent
 
     out, _ = tiny_run
     agent = PPOAgent(out / "model.zip")

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import BaseAgent, RandomAgent, validate_agent
-from agents.base import Agent
+from sichuan_env.agent import Agent, BaseAgent, RandomAgent, validate_agent
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import OBS_SHAPE, encode
 from sichuan_env.rules import get_rules

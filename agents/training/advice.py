@@ -23,7 +23,7 @@ advice_pass        1 everywhere when it is pass (87)
 =================  ==========================================================================
 
 :class:`AdviceVecEnv` appends them to a VecEnv's observations (after the analysis planes of
-:mod:`agents.features`); :class:`agents.ppo.PPOAgent` computes them itself when its model
+:mod:`agents.training.features`); :class:`agents.ppo.PPOAgent` computes them itself when its model
 was trained with them.
 """
 
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.features import StatePlanesVecEnv
+from agents.training.features import StatePlanesVecEnv
 from sichuan_env.actions import HU, KONG, MELDED_KONG, N_ACTIONS, PASS, PUNG, VOID_SUIT, VOID_TILE
 from sichuan_env.vocab import N_KINDS
 

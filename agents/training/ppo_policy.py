@@ -9,6 +9,7 @@ suits. A linear layer then mixes the suits and the broadcast scalar planes.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -44,7 +45,7 @@ class TilePlanesExtractor(BaseFeaturesExtractor):
 class OracleCriticPolicy(MaskableActorCriticPolicy):
     """Actor and critic with separate extractors: the actor reads the first
     ``policy_planes`` channels (what the seat sees), the critic every channel (the oracle
-    planes of :class:`agents.oracle_critic.OracleVecEnv` appended: the other hands and
+    planes of :class:`agents.training.oracle_critic.OracleVecEnv` appended: the other hands and
     the wall). The critic only shapes the advantages during training; acting never reads
     the hidden channels (they may be zeros)."""
 
@@ -86,3 +87,25 @@ def policy_kwargs(features_dim: int = 256, channels: int = 64,
         "net_arch": {"pi": [128], "vf": [128]},
         "share_features_extractor": True,
     }
+
+
+#: Where this module lived before the training code moved into ``agents.training``: model
+#: files saved then name their policy and extractor classes by that path.
+_FORMER_MODULE = "agents.ppo_policy"
+
+
+def load_model(path: str | Path, **kwargs: Any) -> Any:
+    """``MaskablePPO.load(path, **kwargs)``, also for model files that name this module by
+    its former path (``agents.ppo_policy``, the shipped models among them)."""
+    import sys
+
+    from sb3_contrib import MaskablePPO
+
+    added = _FORMER_MODULE not in sys.modules
+    if added:
+        sys.modules[_FORMER_MODULE] = sys.modules[__name__]
+    try:
+        return MaskablePPO.load(str(path), **kwargs)
+    finally:
+        if added:
+            del sys.modules[_FORMER_MODULE]

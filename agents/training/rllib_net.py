@@ -1,14 +1,14 @@
 """The SB3 PPO policy's network as a plain torch module, shared by the RLlib RLModule
-(:mod:`agents.rllib_module`) and the ``rllib:PATH`` agent (:mod:`agents.rllib_agent`).
+(:mod:`agents.training.rllib_module`) and the ``rllib:PATH`` agent (:mod:`agents.rllib_agent`).
 
 Same layers, names and initialisation as ``MaskablePPO("MlpPolicy", ...,
-policy_kwargs=agents.ppo_policy.policy_kwargs())``: the :class:`~agents.ppo_policy.
-TilePlanesExtractor` (convolutions over ranks shared by the three suits), then separate
-``pi`` and ``vf`` hidden layers of 128 (tanh), the action logits and the value. So a state
-dict moves between the two unchanged (:func:`from_sb3_state`, :func:`to_sb3_state`); SB3's
-``pi_features_extractor``/``vf_features_extractor`` entries are aliases of its shared
-``features_extractor``. Illegal actions get logit ``MASKED_LOGIT``, as sb3-contrib's
-masked categorical does.
+policy_kwargs=agents.training.ppo_policy.policy_kwargs())``: the
+:class:`~agents.training.ppo_policy.TilePlanesExtractor` (convolutions over ranks shared
+by the three suits), then separate ``pi`` and ``vf`` hidden layers of 128 (tanh), the
+action logits and the value. So a state dict moves between the two unchanged
+(:func:`from_sb3_state`, :func:`to_sb3_state`); SB3's ``pi_features_extractor`` and
+``vf_features_extractor`` entries are aliases of its shared ``features_extractor``.
+Illegal actions get logit ``MASKED_LOGIT``, as sb3-contrib's masked categorical does.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from agents.ppo_policy import TilePlanesExtractor
+from agents.training.ppo_policy import TilePlanesExtractor
 from sichuan_env.actions import N_ACTIONS
 
 MASKED_LOGIT = -1e8

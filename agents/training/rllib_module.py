@@ -1,9 +1,9 @@
 """An action-masking torch RLModule (RLlib new API stack) with the SB3 PPO network.
 
 Reads the env's dict observation (``observations`` planes, ``action_mask``) from
-:mod:`sichuan_env.rllib`; the network is :class:`agents.rllib_net.TilePlanesNet` (the
+:mod:`sichuan_env.rllib`; the network is :class:`agents.training.rllib_net.TilePlanesNet` (the
 layers of the SB3 policy, so weights move both ways: :func:`load_sb3_weights`,
-:func:`agents.rllib_net.to_sb3_state`). Illegal actions get logit -1e8, so PPO's sampled
+:func:`agents.training.rllib_net.to_sb3_state`). Illegal actions get logit -1e8, so PPO's sampled
 and greedy actions are always legal. ``model_config``: ``features_dim`` (256),
 ``channels`` (64), ``hidden`` (128).
 """
@@ -17,7 +17,7 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.torch import TorchRLModule
 
-from agents.rllib_net import TilePlanesNet, from_sb3_state
+from agents.training.rllib_net import TilePlanesNet, from_sb3_state
 
 MODEL_DEFAULTS = {"features_dim": 256, "channels": 64, "hidden": 128}
 

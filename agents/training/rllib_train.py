@@ -2,7 +2,7 @@
 
 Each env runner (a Ray actor, one CPU) holds ``--tables`` tables in one
 :class:`sichuan_env.rllib.SichuanVectorEnv` and steps them batched (the engine, the bots and
-the observation planes); the learner (PPO, :class:`agents.rllib_module.TilePlanesRLModule`,
+the observation planes); the learner (PPO, :class:`agents.training.rllib_module.TilePlanesRLModule`,
 the SB3 policy's network) runs in the driver, on a GPU with ``--num-gpus-per-learner 1``.
 Every learner seat maps to the one trained module ``learner`` (:func:`policy_mapping_fn`):
 ``--opponents self`` is self-play of that module at all four seats; bot names put one
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.rllib_agent import MODULE_ID, RLlibAgent, save_policy
-from agents.rllib_net import TilePlanesNet
+from agents.training.rllib_net import TilePlanesNet
 
 
 def policy_mapping_fn(agent_id: Any, episode: Any = None, **kwargs: Any) -> str:
@@ -36,7 +36,7 @@ def policy_mapping_fn(agent_id: Any, episode: Any = None, **kwargs: Any) -> str:
 
 def make_bots(spec: str, seed: int) -> list[Any]:
     """Three bots from ``--opponents`` (one name or three), built in each env runner."""
-    from agents.registry import make_agent
+    from sichuan_env.agent import make_agent
 
     names = [s.strip() for s in spec.split(",") if s.strip()]
     if len(names) == 1:
@@ -59,7 +59,7 @@ def opponents_factory(spec: str, seed: int):
 
 
 def env_config(args: argparse.Namespace) -> dict[str, Any]:
-    from agents.features import N_FEATURE_PLANES, analysis_planes
+    from agents.training.features import N_FEATURE_PLANES, analysis_planes
 
     seats = tuple(int(s) for s in args.learner_seats.split(","))
     cfg: dict[str, Any] = {
@@ -77,7 +77,7 @@ def build_config(args: argparse.Namespace) -> Any:
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
-    from agents.rllib_module import module_spec
+    from agents.training.rllib_module import module_spec
     from sichuan_env.rllib import SichuanEnvRunner, SichuanMultiAgentEnv
 
     runners = max(0, int(args.env_runners))
@@ -134,10 +134,10 @@ def imitation_warm_start(args: argparse.Namespace,
     """SB3 imitation of ``--imitate`` (as the SB3 path does), returned as network weights."""
     from sb3_contrib import MaskablePPO
 
-    from agents.features import AnalysisVecEnv
-    from agents.ppo_policy import policy_kwargs
-    from agents.registry import make_agent
-    from agents.rllib_net import from_sb3_state
+    from agents.training.features import AnalysisVecEnv
+    from agents.training.ppo_policy import policy_kwargs
+    from agents.training.rllib_net import from_sb3_state
+    from sichuan_env.agent import make_agent
     from sichuan_env.vector import SichuanVecEnv
 
     teacher = make_agent(args.imitate, seed=args.seed + 999)

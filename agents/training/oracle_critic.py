@@ -6,9 +6,9 @@ so a value function that reads only the seat's own planes explains little of the
 and PPO's advantages are mostly noise. During training the critic may read everything:
 :class:`OracleVecEnv` appends the hidden planes of :func:`sichuan_env.observation.encode_oracle`
 (the other seats' standing and set-aside tiles, their forbidden suits, the wall's tiles) for
-each slot's learner seat, and :class:`agents.ppo_policy.OracleCriticPolicy` feeds them to the
-critic's extractor alone. The actor never reads them, so the trained policy acts from the
-seat's own observation (:class:`agents.ppo.PPOAgent` passes zeros in their place).
+each slot's learner seat, and :class:`agents.training.ppo_policy.OracleCriticPolicy` feeds
+them to the critic's extractor alone. The actor never reads them, so the trained policy
+acts from the seat's own observation (:class:`agents.ppo.PPOAgent` passes zeros in their place).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.features import StatePlanesVecEnv
+from agents.training.features import StatePlanesVecEnv
 from sichuan_env.observation import N_CHANNELS, N_ORACLE_CHANNELS, encode_oracle
 
 #: Channels the oracle adds to a seat's planes.

@@ -16,9 +16,9 @@ can be improved (one step of policy iteration), without ever seeing anything hid
 
 :func:`generate` writes the samples (the decider's network input -- observation, analysis
 and advice planes, as :class:`agents.ppo.PPOAgent` builds them -- its mask, the candidates
-and their returns); ``agents.distill`` trains a policy on them.
+and their returns); ``agents.training.distill`` trains a policy on them.
 
-    python -m agents.rollout_teacher --deals 20000 --seed 31 --out runs/rollouts_31.npz
+    python -m agents.training.rollout_teacher --deals 20000 --seed 31 --out runs/rollouts_31.npz
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.advice import advice_planes
-from agents.features import augment
 from agents.greedy import Seen, discard_shanten, isolation
 from agents.rules_bot import RulesAgent
+from agents.training.advice import advice_planes
+from agents.training.features import augment
 from sichuan_env import engine
 from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_SUIT, VOID_TILE
 from sichuan_env.driver import choose

@@ -1,4 +1,4 @@
-"""Train a policy's action scores on rollout comparisons (``agents.rollout_teacher``).
+"""Train a policy's action scores on rollout comparisons (``agents.training.rollout_teacher``).
 
 Each sample holds a decision's network input, its legal mask, a few candidate actions
 (column 0: the rules bot's choice) and each candidate's return from a play-out. The actor's
@@ -18,7 +18,7 @@ over held-out samples of the return of the candidate the network chooses minus t
 of the bot's choice, with a 95% CI -- is an unbiased estimate of what the deviations win
 per sampled decision, since those returns played no part in the fit.
 
-    python -m agents.distill runs/rollouts/*.npz --init agents/models/ppo_mil.zip \\
+    python -m agents.training.distill runs/rollouts/*.npz --init agents/models/ppo_mil.zip \\
         --out runs/distilled.zip --epochs 3
 """
 
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.rollout_teacher import sample_probability
+from agents.training.rollout_teacher import sample_probability
 from sichuan_env.actions import HU, KONG, PUNG, VOID_TILE
 from sichuan_env.state import TURN, VOID
 
@@ -235,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
               " --lr > 0, --batch >= 1", file=sys.stderr)
         return 2
     import torch
-    from sb3_contrib import MaskablePPO
+
+    from agents.training.ppo_policy import load_model
 
     torch.set_num_threads(1)
     data = load_shards(sorted(a.shards))
@@ -243,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     val = np.flatnonzero(data["shard"] >= n_shards - a.val)
     train = np.flatnonzero(data["shard"] < n_shards - a.val)
     print(f"{train.size} training samples, {val.size} held out", flush=True)
-    model = MaskablePPO.load(a.init, device="cpu")
+    model = load_model(a.init, device="cpu")
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
 

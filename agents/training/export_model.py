@@ -1,7 +1,8 @@
 """Make a trained model small enough to ship: keep the weights, drop the optimizer's state
 and the last rollout.
 
-    python -m agents.export_model runs/x/checkpoints/ppo_3000000_steps.zip agents/models/ppo_mil.zip
+    python -m agents.training.export_model \
+        runs/x/checkpoints/ppo_3000000_steps.zip agents/models/ppo_mil.zip
 
 A MaskablePPO checkpoint carries Adam's two moment estimates for every weight (twice the
 size of the network). Acting needs none of it; the exported file holds the same policy
@@ -23,13 +24,13 @@ def export(src: str | Path, dst: str | Path, check_deals: int = 8) -> int:
     """Write ``src`` without optimizer state to ``dst``; returns the new size in bytes.
     Plays ``check_deals`` deals with both files and raises if any choice differs."""
     import torch
-    from sb3_contrib import MaskablePPO
 
     from agents.ppo import PPOAgent
+    from agents.training.ppo_policy import load_model
     from sichuan_env import engine
     from sichuan_env.driver import agent_input, play_step
 
-    model = MaskablePPO.load(str(src), device="cpu")
+    model = load_model(src, device="cpu")
     policy = model.policy
     policy.optimizer = type(policy.optimizer)(policy.parameters(), **policy.optimizer_kwargs,
                                               lr=float(model.lr_schedule(1.0)))
