@@ -359,7 +359,7 @@ def _play_one(url: str, seed: int) -> tuple[list[int], int, str]:
     import httpx
 
     rng = random.Random(seed)
-    with httpx.Client(base_url=url, timeout=120) as client:
+    with httpx.Client(base_url=url, timeout=300) as client:
         r = client.post("/api/new", json={}).json()
         n = 0
         while not r["done"]:

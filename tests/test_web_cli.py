@@ -74,7 +74,7 @@ def test_without_the_web_extra(monkeypatch, capsys) -> None:
 def test_bad_arguments_from_the_shell() -> None:
     proc = subprocess.run([sys.executable, "-m", "sichuan_env.play", "--web", "--seats",
                            "you,rules,you,rules"], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+                          timeout=300)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
         "python -m sichuan_env.play --web: error: --seats needs exactly one 'you', got 2 in "
@@ -99,7 +99,7 @@ def test_server_from_the_command_line() -> None:
         m = re.search(r"open (http://127\.0\.0\.1:(\d+)/) to play seat 1 \(rules mil; seats "
                       r"random, you, greedy, random\)", line)
         assert m, line
-        with httpx.Client(base_url=m[1], timeout=60) as client:
+        with httpx.Client(base_url=m[1], timeout=300) as client:
             assert client.get("/").status_code == 200
             r = client.post("/api/new", json={}).json()
             assert r["table"]["you"] == 1 and r["deal"] == 0

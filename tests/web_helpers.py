@@ -28,7 +28,7 @@ __all__ = ["LiveServer", "create_app", "expected_table", "make_config"]
 httpx = pytest.importorskip("httpx", reason="the web extra is not installed")
 
 from sichuan_env.web.app import WebConfig, create_app  # noqa: E402
-from sichuan_env.web.table import SharedAgent  # noqa: E402
+from sichuan_env.web.table import SharedAgent, warm_up  # noqa: E402
 
 
 def make_config(seats: list[str], seed: int | None = 11, rules: str = "mil") -> WebConfig:
@@ -36,6 +36,7 @@ def make_config(seats: list[str], seed: int | None = 11, rules: str = "mil") -> 
     r = get_rules(rules)
     agents = [None if s == "you" else SharedAgent(make_agent(s, seed=i, preset=r.preset), s)
               for i, s in enumerate(seats)]
+    warm_up(agents, r)  # compile before any request, whose client would time out
     return WebConfig(agents, r, seed)
 
 
@@ -58,7 +59,7 @@ class LiveServer:
             time.sleep(0.02)
 
     def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=60)
+        return httpx.Client(base_url=self.url, timeout=300)
 
     def games(self) -> list:
         return list(self.app.state.store.games.values())

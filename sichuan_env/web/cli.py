@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     from sichuan_env.agent import make_agent
     from sichuan_env.rules import get_rules
     from sichuan_env.web.app import WebConfig, create_app
-    from sichuan_env.web.table import SharedAgent
+    from sichuan_env.web.table import SharedAgent, warm_up
 
     try:
         seats = parse_seats(args.seats)
@@ -102,6 +102,13 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         return _fail(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}")
     port = sock.getsockname()[1]
+    print("Getting the engine and the bots ready (the first run compiles for a minute)...",
+          file=sys.stderr, flush=True)
+    try:
+        warm_up(agents, rules)
+    except Exception as err:  # a bot that fails in play: one line, like a bad spec
+        sock.close()
+        return _fail(f"--seats: a bot failed in a trial deal: {type(err).__name__}: {err}")
     hosts = [*LOOPBACK, args.host] if args.host in LOOPBACK else None
     app = create_app(WebConfig(agents, rules, args.seed), allowed_hosts=hosts)
     shown = f"[{args.host}]" if ":" in args.host else args.host

@@ -31,7 +31,7 @@ from sichuan_env.tiles import N_KINDS, SUITS, tile_str
 from sichuan_env.view import SeatView, seat_view
 from sichuan_env.vocab import MELD_NAMES, MELDED_KONG, PUNG, SEAT_WINDS
 
-__all__ = ["GameError", "WebGame", "public_moves", "public_table"]
+__all__ = ["GameError", "SharedAgent", "WebGame", "public_moves", "public_table", "warm_up"]
 
 _ROW = np.zeros(1, np.intp)
 REASONS = {
@@ -306,3 +306,12 @@ class WebGame:
         rec = self.game.record()
         rec["players"] = list(self.names)
         return rec
+
+
+def warm_up(agents: Sequence[SharedAgent | None], rules: Rules, seed: int = 0) -> None:
+    """Play one deal with these bots (the human's moves: the first legal ones), so that the
+    compiled kernels are ready before the first browser asks (on a fresh checkout they
+    compile for about a minute)."""
+    game = WebGame(agents, rules, seed)
+    while not game.done:
+        game.act(game.step, game.legal()[0])
