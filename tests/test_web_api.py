@@ -393,3 +393,21 @@ def test_twenty_concurrent_games(tmp_path: Path) -> None:
               f"in {elapsed:.1f} s")
     finally:
         srv.close()
+
+
+def test_web_game_checks_its_seats_and_plays_one_deal_at_a_time() -> None:
+    from sichuan_env.agent import make_agent
+    from sichuan_env.rules import get_rules
+    from sichuan_env.web.table import SharedAgent
+
+    bot = SharedAgent(make_agent("random", seed=1), "random")
+    rules = get_rules("mil", deals_per_match=3)
+    for seats in ([bot, bot, bot, bot], [None, None, bot, bot], [None, bot, bot]):
+        with pytest.raises(ValueError, match="exactly one of them the human's"):
+            WebGame(seats, rules, 1)
+    game = WebGame([bot, None, bot, bot], rules, 1)
+    while not game.done:
+        game.act(game.step, game.legal()[0])
+    assert game.rules.deals_per_match == 1 and game.record()["end"] in ("three_hu",
+                                                                        "wall_exhausted")
+    records.replay(game.record())

@@ -168,7 +168,8 @@ class WebGame:
 
     ``agents``: four entries in seat order, ``None`` for the human's seat and a
     :class:`SharedAgent` for each bot seat. ``seed``: the first deal's seed; deal ``n``
-    of this game is dealt from ``seed + n``."""
+    of this game is dealt from ``seed + n``, dealer seat 0. ``rules`` with several deals
+    per match are played one deal at a time."""
 
     def __init__(self, agents: Sequence[SharedAgent | None], rules: Rules, seed: int) -> None:
         humans = [s for s, a in enumerate(agents) if a is None]
@@ -177,7 +178,8 @@ class WebGame:
         self.human = humans[0]
         self.agents = list(agents)
         self.names = ["you" if a is None else a.label for a in agents]
-        self.rules = rules
+        # one deal at a time: a match of several deals would deal the next one inside a step
+        self.rules = rules if rules.deals_per_match == 1 else rules.replace(deals_per_match=1)
         self.base_seed = seed
         self.deal_number = -1
         self.lock = threading.Lock()
@@ -191,7 +193,6 @@ class WebGame:
         self.game = Game.new(self.base_seed + self.deal_number, self.rules)
         self.step = 0
         self.log: list[str] = []
-        self.frames: list[dict[str, Any]] = []
         return self._run_bots()
 
     @property
@@ -227,7 +228,10 @@ class WebGame:
         """Play the human's ``action`` (a string such as ``"discard 5m"``) at decision
         number ``step``, then the bots up to the human's next decision. Returns one frame
         per step with visible moves: ``{"moves": [...], "table": ...}``. Raises
-        :class:`GameError` (and changes nothing) for a malformed, stale or illegal request."""
+        :class:`GameError` (and changes nothing) for a malformed, stale or illegal request.
+
+        ``step`` counts the human's decisions in this deal only: a count of every decision
+        would tell how many claims the other seats passed on."""
         if isinstance(step, bool) or not isinstance(step, int):
             raise GameError(f"'step' must be an integer, got {step!r}", 400)
         if not isinstance(action, str):
