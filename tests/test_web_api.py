@@ -381,14 +381,16 @@ def test_twenty_concurrent_games(tmp_path: Path) -> None:
         with ThreadPoolExecutor(20) as pool:
             results = list(pool.map(lambda i: _play_one(srv.url, i), range(20)))
         elapsed = time.perf_counter() - t0
-        assert len(srv.games()) == 20 and all(g.done for g in srv.games())
-        seeds = {g.base_seed for g in srv.games()}
-        assert len(seeds) > 1  # without --seed each game draws its own
+        games = srv.games()
+        assert len(games) == 20, f"{len(games)} games kept"
+        assert all(g.done for g in games), [g.game.phase for g in games]
+        seeds = {g.base_seed for g in games}
+        assert len(seeds) > 1, seeds  # without --seed each game draws its own
         path = tmp_path / "twenty.jsonl"
         path.write_text("".join(text for _, _, text in results))
-        assert records.main(["check", str(path)]) == 0
+        assert records.main(["check", str(path)]) == 0, "a record did not replay"
         for scores, n, _ in results:
-            assert sum(scores) <= 0 and n > 0
+            assert sum(scores) <= 0 and n > 0, (scores, n)
         print(f"20 concurrent games: {sum(n for _, n, _ in results)} human moves "
               f"in {elapsed:.1f} s")
     finally:
