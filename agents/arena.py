@@ -528,7 +528,8 @@ def progress_available() -> bool:
 
 def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Numbers out of range: one line from argparse (``p.error``, exit status 2)."""
-    for flag, value, low in (("--tables", args.tables, 1), ("--workers", args.workers, 1),
+    for flag, value, low in (("--deals", args.deals, 1), ("--seed", args.seed, 0),
+                             ("--tables", args.tables, 1), ("--workers", args.workers, 1),
                              ("--record-deals", args.record_deals, 0)):
         if value < low:
             p.error(f"{flag} must be >= {low}, got {value}")
