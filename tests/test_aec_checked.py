@@ -124,6 +124,26 @@ def test_whole_matches_like_the_env_before_the_speed_work() -> None:
             lambda: reference_stack("mahjongsoft"), seed, script)
 
 
+def test_infos_after_an_illegal_move_of_another_seat_than_the_first() -> None:
+    """After an illegal move the selection moves on to ``player_0`` (PettingZoo's dead
+    step order); the legal moves stay the offender's, in ``last()`` and in ``infos``."""
+    for seed in range(2):
+        script = ["legal"] * 5 + ["illegal", "infos", "last_no_obs", "legal", "infos"]
+        traces = [_play(make, seed, script) for make in (env, reference_stack)]
+        assert traces[0] == traces[1]
+    e = env()
+    e.reset(seed=1)
+    while e.agent_selection == "player_0":
+        e.step(int(np.flatnonzero(e.last()[0]["action_mask"])[0]))
+    offender = e.agent_selection
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e.step(int(np.flatnonzero(e.last()[0]["action_mask"] == 0)[0]))
+    EnvLogger.flush()
+    assert e.agent_selection == "player_0" and e.last()[4]["legal_moves"] == []
+    assert [a for a, i in e.infos.items() if i["legal_moves"]] == [offender]
+
+
 def test_order_is_enforced_before_reset() -> None:
     e = env()
     assert isinstance(e, CheckedEnv)
