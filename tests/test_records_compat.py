@@ -8,6 +8,7 @@ exception."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import subprocess
 import sys
@@ -224,13 +225,31 @@ def test_check_cli_accepts_the_wall_end_in_window_file() -> None:
 def _generated(source: tuple[str, int]) -> list[dict]:
     """Records of one source: ("selfplay-mil" / "selfplay-mahjongsoft", run seed) gives two
     deals of random play with legal lists; ("wall-end", n) the n-th wall-end record;
-    ("mil" / "mahjongsoft", n) the n-th independent record."""
+    ("mil" / "mahjongsoft", n) the n-th independent record; ("arena", n) the n-th
+    bot-played deal."""
     kind, n = source
+    if kind == "arena":
+        return [_arena_records()[n]]
     if kind.startswith("selfplay-"):
         return list(selfplay(2, seed=n, rules=kind.removeprefix("selfplay-"), legal=True))
     if kind == "wall-end":
         return [_WALL_END[n]]
     return [_INDEPENDENT[kind][n]]
+
+
+@functools.cache
+def _arena_records() -> list[dict]:
+    """Bot-played deals with their menus (the arena's ``--legal`` records): several Hu on
+    one discard, robbed kongs, shoot-after-kong and ready hands at the wall end occur."""
+    import tempfile
+
+    from agents.arena import run_arena
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "arena.jsonl"
+        run_arena(["rules", "greedy", "rules", "greedy"], deals=60, seed=9, tables=60,
+                  records=path, record_deals=60, legal=True)
+        return read_jsonl(path)
 
 
 _WALL_END = _wall_end_in_window()
@@ -240,6 +259,7 @@ SOURCES = st.one_of(
               st.integers(0, 2**40)),
     st.tuples(st.just("wall-end"), st.integers(0, len(_WALL_END) - 1)),
     st.tuples(st.sampled_from(PRESETS), st.integers(0, 199)),
+    st.tuples(st.just("arena"), st.integers(0, 59)),
 )
 
 
