@@ -21,7 +21,9 @@ engine made by itself (the forced discard of a set-aside tile) carry ``"auto": t
 this project's records; the mark is not part of the format, so a record may leave it out,
 but a mark that is present must be right. Payments and wins caused by one event are
 simultaneous and compared as multisets; so are the answers to one claim window, which may
-be listed in any order.
+be listed in any order (a Shoot-after-Kong refund then points at the window's first ``hu``
+as listed, and wall-end payments at the record's last event, also when the deal ends
+inside a claim window).
 """
 
 from __future__ import annotations
