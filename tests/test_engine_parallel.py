@@ -17,7 +17,7 @@ import pytest
 from sichuan_env import engine
 from sichuan_env import engine_kernels as ek
 
-from policies import biased, uniform
+from support.policies import biased, uniform
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -131,7 +131,7 @@ def test_parallel_kernel_direct_matches_serial_kernel(threads: int) -> None:
 _MANY_THREADS = """
 import numba, numpy as np
 from sichuan_env import engine
-from policies import uniform
+from support.policies import uniform
 out = []
 for threads in (1, 3, 4):
     engine.set_threads(threads)
