@@ -149,6 +149,7 @@ assert out[0] == out[1] == out[2], out
 """
 
 
+@pytest.mark.slow
 def test_more_threads_than_cores_same_result() -> None:
     """1, 3 and 4 threads (more than this machine may have) give identical play."""
     env = dict(os.environ, NUMBA_NUM_THREADS="4",

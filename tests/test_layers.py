@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -103,6 +105,7 @@ CORE_SCRIPT = textwrap.dedent(f"""
 """)
 
 
+@pytest.mark.slow
 def test_core_works_without_train_extra_and_agents():
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     res = subprocess.run([sys.executable, "-c", CORE_SCRIPT], capture_output=True, text=True,
