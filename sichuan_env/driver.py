@@ -279,6 +279,9 @@ def play_until_learner(state: State, seat_agent: np.ndarray, agents: Sequence[An
         raise ValueError(f"seat_agent names agent {int(seat_agent.max())}, but "
                          f"{len(agents)} agents are given")
     rows = np.arange(B) if rows is None else np.asarray(rows, np.intp)
+    if B == 1 and seat_agent.ndim == 1 and rows.size == 1:  # one table: nothing to hold
+        return _play_one_table(state, seat_agent, agents, total, names, table_label,
+                               max_moves)
     for _ in range(max_moves):
         live = rows[~state.done[rows]]
         seats = state.current[live].astype(np.intp)
@@ -288,6 +291,26 @@ def play_until_learner(state: State, seat_agent: np.ndarray, agents: Sequence[An
             return total
         _, (_, r, _) = play_step(state, live[moving], agents, who[moving], names=names,
                                  table_label=table_label)
+        total += r
+    raise RuntimeError(f"agents did not reach a learner decision within {max_moves} moves")
+
+
+def _play_one_table(state: State, seat_agent: np.ndarray, agents: Sequence[Any],
+                    total: np.ndarray, names: Sequence[str] | None,
+                    table_label: TableLabel | None, max_moves: int) -> np.ndarray:
+    """:func:`play_until_learner` of a batch of one table (the same choices and steps,
+    with less bookkeeping per move)."""
+    row = np.zeros(1, np.intp)
+    action = np.zeros(1, np.int64)
+    for _ in range(max_moves):
+        if state.done[0]:
+            return total
+        k = int(seat_agent[state.current[0]])
+        if k < 0:
+            return total
+        action[0] = choose(state, row, (agents[k],), names=None if names is None else
+                           (names[k],), table_label=table_label)[0]
+        _, r, _ = engine.step(state, action, inplace=True)
         total += r
     raise RuntimeError(f"agents did not reach a learner decision within {max_moves} moves")
 

@@ -119,6 +119,9 @@ class SichuanSingleEnv(gym.Env):
         self._mask = np.zeros(N_ACTIONS, bool)
         self._action = np.zeros(1, np.int64)  # one move, as the engine takes it
         self._encoder: SeatEncoder | None = None  # the learner's observations of state
+        self._seats_key: tuple = ()  # (seat, opponents' ids) that _seat_agent was built for
+        self._agents: list = []
+        self._seat_agent = np.full(4, -1, np.intp)
 
     # ------------------------------------------------------------------ API
     def reset(
@@ -189,27 +192,23 @@ class SichuanSingleEnv(gym.Env):
         learner's points meanwhile and whether the match ended."""
         st = self.state
         assert st is not None
-        me = self.seat
-        agents = self._agents
-        seat_agent = np.full(4, -1, np.intp)  # seat me + 1 + j: opponent j; me: the learner
-        for j, a in enumerate(self.opponents):
-            seat_agent[(me + 1 + j) % 4] = next(k for k, b in enumerate(agents) if b is a)
-        paid = play_until_learner(st, seat_agent, agents, rows=_ROW)
-        reward = float(paid[0, me])
+        key = (self.seat, *map(id, self.opponents))
+        if self._seats_key != key:  # seat -> opponent, for the driver
+            self._seats_key = key
+            self._agents = []
+            self._seat_agent = np.full(4, -1, np.intp)  # -1: the learner's seat
+            for j, a in enumerate(self.opponents):
+                if not any(a is b for b in self._agents):
+                    self._agents.append(a)
+                k = next(i for i, b in enumerate(self._agents) if b is a)
+                self._seat_agent[(self.seat + 1 + j) % 4] = k
+        paid = play_until_learner(st, self._seat_agent, self._agents, rows=_ROW)
+        reward = float(paid[0, self.seat])
         if st.done[0]:
             self._mask = np.zeros(N_ACTIONS, bool)
             return reward, True
         self._mask = st.legal_action_mask[0].copy()
         return reward, False
-
-    @property
-    def _agents(self) -> list:
-        """The distinct opponent objects, in seat order."""
-        out: list = []
-        for a in self.opponents:
-            if not any(a is b for b in out):
-                out.append(a)
-        return out
 
     def _obs(self) -> np.ndarray:
         st = self.state
