@@ -50,6 +50,11 @@ real deals before they are returned. Every failure (import, construction, protoc
 validation) raises :class:`AgentSpecError` (a ``ValueError``) with one line that says
 what is wrong.
 
+**A run's seats.** :func:`seat_agents` builds the agents of a list of seats from specs
+(or objects) the one way every run does (the arena, the environments' opponents,
+``train.py``, terminal play): equal specs are one agent, and the ``k``-th distinct one is
+seeded with :func:`sichuan_env.seeding.agent_seed` (docs/seeding.md).
+
 This module imports nothing from the ``agents`` package; the project's bots are named
 by module path strings and imported only when asked for.
 """
