@@ -210,29 +210,28 @@ def resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def make_opponents(spec: str, seed: int, model: Any = None) -> list[Any]:
+    """The three opponents of ``--opponents`` (one name or three; ``self``: one frozen copy
+    of ``model`` for all its seats), built by :func:`sichuan_env.agent.seat_agents`: equal
+    names are one agent, seeded by :func:`sichuan_env.seeding.agent_seed` of ``seed``."""
     from agents.ppo import SnapshotAgent
-    from sichuan_env.agent import make_agent
+    from sichuan_env.agent import seat_agents
 
     names = [s.strip() for s in spec.split(",") if s.strip()]
     if len(names) not in (1, 3):
         raise SystemExit(f"--opponents takes one name or three, got {spec!r}")
     if len(names) == 1:
         names = names * 3
-    out = []
-    snapshot = None
-    for i, name in enumerate(names):
-        if name == "self":
-            if model is None:
-                raise SystemExit("--opponents self needs a model (internal error)")
-            snapshot = snapshot or SnapshotAgent(model)  # one frozen copy for all its seats
-            out.append(snapshot)
-        else:
-            try:
-                out.append(make_agent(name, seed=seed + 101 * i))
-            except ValueError as err:  # one line, no traceback, exit status 2
-                print(f"error: {err}", file=sys.stderr)
-                raise SystemExit(2) from None
-    return out
+    if "self" in names:
+        if model is None:
+            raise SystemExit("--opponents self needs a model (internal error)")
+        snapshot = SnapshotAgent(model)  # one frozen copy for all its seats
+        names = [snapshot if n == "self" else n for n in names]
+    try:
+        built = seat_agents(names, seed)
+    except ValueError as err:  # one line, no traceback, exit status 2
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return [built.agents[k] for k in built.seat_agent]
 
 
 def warm_start(model: Any, env: Any, teacher: Any, args: argparse.Namespace) -> dict[str, Any]:

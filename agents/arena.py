@@ -70,7 +70,7 @@ from typing import Any
 import numpy as np
 
 from sichuan_env import engine
-from sichuan_env.agent import make_agent
+from sichuan_env.agent import seat_agents, spec_name
 from sichuan_env.driver import play_step
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.seeding import ARENA_SEED_STRIDE, arena_wall_seed
@@ -291,22 +291,15 @@ def _jsonable(x: Any) -> Any:
 # ----------------------------------------------------------------------------- running
 
 
-def _agent_name(a: Any) -> str:
-    return a if isinstance(a, str) else getattr(a, "name", None) or repr(a)
+_agent_name = spec_name
 
 
 def _make_agents(agents: Sequence[Any], seed: int, salt: int = 0, preset: str | None = None):
-    names: list[str] = []
-    objs: list[Any] = []
-    seat_agent = np.empty(4, np.intp)
-    for s, a in enumerate(agents):
-        name = _agent_name(a)
-        if name not in names:
-            names.append(name)
-            aseed = seed * 101 + len(names) + 7919 * salt
-            objs.append(make_agent(a, seed=aseed, preset=preset) if isinstance(a, str) else a)
-        seat_agent[s] = names.index(name)
-    return names, objs, seat_agent
+    """(names, agents, seat -> agent index) of the four seats: equal names are one agent,
+    seeded by :func:`sichuan_env.seeding.agent_seed` (through
+    :func:`sichuan_env.agent.seat_agents`)."""
+    built = seat_agents(agents, seed, preset, salt=salt, key=spec_name)
+    return built.names, built.agents, built.seat_agent
 
 
 def run_arena(

@@ -26,7 +26,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from sichuan_env.actions import action_from_str, action_to_str
-from sichuan_env.agent import make_agent
+from sichuan_env.agent import seat_agents
 from sichuan_env.driver import choose
 from sichuan_env.game import Game
 from sichuan_env.rules import get_rules
@@ -61,15 +61,14 @@ def play(opponents: list[Any], seat: int = 0, seed: int = 0, rules: str = "mil",
          auto_first: bool = False, stdin: TextIO | None = None,
          stdout: TextIO | None = None) -> list[int]:
     """Play one deal; returns the final scores (seat order). ``opponents``: one or three
-    agents, as objects or spec strings."""
+    agents, as objects or spec strings (the seats after ``seat`` in seat order; built by
+    :func:`sichuan_env.agent.seat_agents` from ``seed``: equal specs are one agent)."""
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
-    bots = {}
     others = [s for s in range(4) if s != seat]
-    for i, s in enumerate(others):
-        spec = opponents[i] if len(opponents) == 3 else opponents[0]
-        bots[s] = (make_agent(spec, seed=seed * 10 + s, preset=get_rules(rules).preset)
-                   if isinstance(spec, str) else spec)
+    specs = list(opponents) if len(opponents) == 3 else [opponents[0]] * 3
+    built = seat_agents(specs, seed, get_rules(rules).preset)
+    bots = {s: built.agents[k] for s, k in zip(others, built.seat_agent.tolist(), strict=True)}
     g = Game.new(seed, rules)
     print(f"Sichuan Bloody mahjong, seed {seed}, rules {rules}. You are seat {seat}"
           f"{' (dealer)' if seat == 0 else ''}.", file=out)

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pettingzoo.utils.env_logger import EnvLogger
-from reference_aec import reference_stack
 
 from sichuan_env.aec import AGENTS, CheckedEnv, env, reference_env
+
+from support.reference_aec import reference_stack
 
 # what a scripted caller does next: a legal action, an illegal one inside Discrete(88),
 # one outside it, None, a bool, a numpy integer, a float, observe / last / state

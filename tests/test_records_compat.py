@@ -71,6 +71,7 @@ def test_every_independent_record_replays(independent, preset: str) -> None:
             assert rec["dealer"] == recs[n - 1]["next_dealer"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", PRESETS)
 def test_check_cli_accepts_the_independent_files(preset: str) -> None:
     r = _run("check", str(DATA / f"independent-{preset}.jsonl"))
@@ -383,6 +384,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_check_cli_on_broken_files(independent, tmp_path: Path) -> None:
     lines = [json.dumps(r) for r in independent["mil"][:6]]
     cases = {
@@ -412,6 +414,7 @@ def test_check_cli_on_broken_files(independent, tmp_path: Path) -> None:
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_check_cli_shows_the_first_n_problems(independent, tmp_path: Path) -> None:
     recs = copy.deepcopy(independent["mahjongsoft"][:12])
     for n in (1, 4, 5, 8, 9, 11):

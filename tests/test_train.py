@@ -24,6 +24,7 @@ def tiny_run(tmp_path_factory):
     return out, proc.stdout
 
 
+@pytest.mark.slow
 def test_train_writes_model_checkpoints_logs_and_results(tiny_run):
     out, stdout = tiny_run
     assert (out / "model.zip").exists()
@@ -45,6 +46,7 @@ def test_train_writes_model_checkpoints_logs_and_results(tiny_run):
     assert "final evaluation" in stdout and "beats random" in stdout
 
 
+@pytest.mark.slow
 def test_saved_model_is_a_legal_agent(tiny_run):
     from agents.ppo import PPOAgent
     from sichuan_env.agent import make_agent, validate_agent
@@ -62,6 +64,7 @@ def test_saved_model_is_a_legal_agent(tiny_run):
     assert (agent.act_batch(obs, m) == same.act_batch(obs, m)).all()
 
 
+@pytest.mark.slow
 def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path):
     out, _ = tiny_run
     ckpt = sorted((out / "checkpoints").glob("ppo_*_steps.zip"))[-1]
@@ -81,6 +84,7 @@ def test_ppo_agent_rejects_a_missing_file(tmp_path):
         PPOAgent(tmp_path / "nothing.zip")
 
 
+@pytest.mark.slow
 def test_unknown_imitation_teacher_is_rejected_before_training(tmp_path):
     cmd = [sys.executable, str(ROOT / "train.py"), "--imitate", "nobody", "--out",
            str(tmp_path), "--no-progress"]
@@ -90,6 +94,7 @@ def test_unknown_imitation_teacher_is_rejected_before_training(tmp_path):
     assert not (tmp_path / "model.zip").exists()
 
 
+@pytest.mark.slow
 def test_advice_and_oracle_critic_run_end_to_end(tmp_path):
     """The recipe of the shipped model at a tiny size: imitation with the adviser's planes,
     PPO with the oracle critic, evaluation against rules; the result acts from seat views."""
@@ -111,6 +116,7 @@ def test_advice_and_oracle_critic_run_end_to_end(tmp_path):
     assert type(agent.model.policy).__name__ == "OracleCriticPolicy"
 
 
+@pytest.mark.slow
 def test_advice_does_not_combine_with_self_play(tmp_path):
     cmd = [sys.executable, str(ROOT / "train.py"), "--advice", "rules", "--opponents", "self",
            "--out", str(tmp_path), "--no-progress", "--imitate", "none"]
@@ -119,6 +125,7 @@ def test_advice_does_not_combine_with_self_play(tmp_path):
         proc.stderr)
 
 
+@pytest.mark.slow
 def test_resumed_run_takes_the_ppo_settings_written_on_the_command_line(tiny_run):
     from sb3_contrib import MaskablePPO
 

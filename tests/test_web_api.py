@@ -20,11 +20,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from web_helpers import LiveServer, create_app, expected_table, make_config
 
 from sichuan_env import records
 from sichuan_env.web.app import COOKIE
 from sichuan_env.web.table import WebGame
+
+from support.web_helpers import LiveServer, create_app, expected_table, make_config
 
 TOP_KEYS = {"step", "deal", "done", "rules", "table", "log", "frames", "settlement"}
 TILE = r"[1-9][mps]"

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 from test_viewer_browser import ARTIFACTS, CHROMIUM_ARGS, _chromium
-from web_helpers import LiveServer, create_app, make_config
 
 from sichuan_env import records
+
+from support.web_helpers import LiveServer, create_app, make_config
 
 pytestmark = pytest.mark.slow
 
