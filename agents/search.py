@@ -12,17 +12,20 @@ At a decision with a real choice the agent
 3. applies every candidate on every sample and plays all ``k x candidates`` copies to
    the end of the deal with a compiled rollout policy (:mod:`agents.search_rollout`), as
    one engine batch with no Python call per table or step;
-4. plays the candidate with the best mean points for its seat (ties: the earlier
-   candidate, so the prior's own choice). The candidates share the same ``k`` samples
-   and, the rollout policy being deterministic (or, for ``random``, seeded per sample),
-   the same rollout randomness: common random numbers.
+4. compares every candidate with the prior's choice on the same samples (common random
+   numbers: the candidates share the ``k`` samples and, the rollout policy being
+   deterministic -- or, for ``random``, seeded per sample -- the same rollout
+   randomness): ``d`` the per-sample difference of the seat's points, the candidate
+   with the best ``mean(d) - z * se(d)`` is played when that is above 0, else the
+   prior's choice. With ``z = 0`` this is the candidate with the best mean.
 
 A legal Hu is always declared without search (self-drawn or on a discard); decisions with
 one legal action, or one candidate, cost no play-out.
 
 Options (``search?k=64&top=4&rollout=waits``): ``k`` samples per decision (>= 1),
 ``top`` candidates at most (>= 1; 1 plays the prior), ``rollout`` the rollout policy
-(``waits`` or ``random``), ``rollouts`` an upper bound on play-outs per decision (``k``
+(``waits`` or ``random``), ``z`` the standard errors by which a candidate must beat the
+prior's choice (>= 0), ``rollouts`` an upper bound on play-outs per decision (``k``
 is lowered to fit; default none), ``seed`` the sampler's generator, ``rules`` the rule
 preset being played (the arena passes it).
 """
@@ -70,7 +73,7 @@ class SearchAgent(BaseAgent):
     needs = "view"
 
     def __init__(self, seed: int | None = None, *, k: int = 32, top: int = 4,
-                 rollout: str = "waits", rollouts: int | None = None,
+                 rollout: str = "waits", rollouts: int | None = None, z: float = 1.0,
                  rules: str | Rules | None = "mil") -> None:
         self.k = _positive_int("k", k)
         self.top = _positive_int("top", top)
@@ -79,6 +82,9 @@ class SearchAgent(BaseAgent):
                              f"{', '.join(ROLLOUT_POLICIES)}")
         self.rollout = rollout
         self.rollouts = None if rollouts is None else _positive_int("rollouts", rollouts)
+        if isinstance(z, bool) or not isinstance(z, (int, float)) or not 0 <= z < 100:
+            raise ValueError(f"z must be a number in 0..100, got {z!r}")
+        self.z = float(z)
         self.rules = get_rules(rules)
         self.seed = seed
         self.rng = np.random.default_rng(seed)
@@ -180,14 +186,26 @@ class SearchAgent(BaseAgent):
         scores = play_out(batch, np.concatenate(firsts), self.rollout)
         for i, cand, k, off in jobs:
             me = int(views.seat[i])
-            pts = scores[off:off + k * len(cand), me].reshape(k, len(cand)).mean(0)
-            out[i] = cand[int(np.argmax(pts))]
+            pts = scores[off:off + k * len(cand), me].reshape(k, len(cand)).astype(np.float64)
+            out[i] = cand[self.pick(pts)]
         self.searched += len(jobs)
         self.playouts += size
+
+    def pick(self, pts: np.ndarray) -> int:
+        """The column of ``pts`` (samples x candidates, column 0 the prior's choice) to
+        play: the best lower bound ``mean(d) - z * se(d)`` of the paired differences
+        ``d`` from column 0, when it is above 0; else column 0."""
+        d = pts[:, 1:] - pts[:, :1]
+        k = pts.shape[0]
+        se = d.std(0, ddof=1) / np.sqrt(k) if k > 1 else np.zeros(d.shape[1])
+        low = d.mean(0) - self.z * se
+        best = int(np.argmax(low))
+        return best + 1 if low[best] > 0 else 0
 
     def reset(self) -> None:
         self.prior.reset()
 
     def __repr__(self) -> str:
         return (f"SearchAgent(k={self.k}, top={self.top}, rollout={self.rollout!r}, "
-                f"rollouts={self.rollouts}, rules={self.rules.preset!r}, seed={self.seed})")
+                f"rollouts={self.rollouts}, z={self.z}, rules={self.rules.preset!r}, "
+                f"seed={self.seed})")

@@ -188,7 +188,7 @@ def _turn_choice(S, t, seat, row):
         live = 0
         for j in range(27):
             if (bits >> j) & 1:
-                live += unseen[j] + (1 if j == k else 0)
+                live += unseen[j]
         if live > best_live:
             best_live = live
             best = k
