@@ -28,10 +28,16 @@ Options (``search?k=64&top=4&rollout=waits``): ``k`` samples per decision (>= 1)
 prior's choice (>= 0), ``rollouts`` an upper bound on play-outs per decision (``k``
 is lowered to fit; default none), ``seed`` the sampler's generator, ``rules`` the rule
 preset being played (the arena passes it).
+
+Measure it against three ``rules`` bots in the duplicate arena, with its cost per decision::
+
+    python -m agents.search --agent "search?k=64" --deals 800 --seed 2202 --rules mil
 """
 
 from __future__ import annotations
 
+import argparse
+import sys
 import time
 from typing import Any
 
@@ -42,7 +48,7 @@ from agents.rules_bot import RulesAgent
 from agents.search_rollout import ROLLOUT_POLICIES, play_out
 from agents.search_sampler import sample_states
 from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_SUIT, VOID_TILE
-from sichuan_env.agent import BaseAgent
+from sichuan_env.agent import BaseAgent, make_agent
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.state import TURN, VOID, State
 from sichuan_env.view import SeatView
@@ -72,7 +78,7 @@ class SearchAgent(BaseAgent):
     name = "search"
     needs = "view"
 
-    def __init__(self, seed: int | None = None, *, k: int = 32, top: int = 4,
+    def __init__(self, seed: int | None = None, *, k: int = 64, top: int = 4,
                  rollout: str = "waits", rollouts: int | None = None, z: float = 1.0,
                  rules: str | Rules | None = "mil") -> None:
         self.k = _positive_int("k", k)
@@ -209,3 +215,44 @@ class SearchAgent(BaseAgent):
         return (f"SearchAgent(k={self.k}, top={self.top}, rollout={self.rollout!r}, "
                 f"rollouts={self.rollouts}, z={self.z}, rules={self.rules.preset!r}, "
                 f"seed={self.seed})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """One search agent against three ``rules`` bots (duplicate arena): the pairwise
+    difference with its 95% CI, and the agent's time per decision."""
+    p = argparse.ArgumentParser(description="A search agent against three rules bots "
+                                "(duplicate arena), with its time per decision.")
+    p.add_argument("--agent", default="search", help="a search agent spec (search?k=..)")
+    p.add_argument("--deals", type=int, default=200)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rules", default="mil", help="rule preset: mil or mahjongsoft")
+    p.add_argument("--tables", type=int, default=64)
+    a = p.parse_args(argv)
+    from agents.arena import run_arena  # the arena imports every agent module
+    try:
+        if a.deals < 1 or a.tables < 1 or a.seed < 0:
+            raise ValueError("--deals and --tables must be >= 1, --seed >= 0")
+        rules = get_rules(a.rules)
+        agent = make_agent(a.agent, seed=a.seed, preset=rules.preset)
+        if not isinstance(agent, SearchAgent):
+            raise ValueError(f"--agent must be a search agent, got {a.agent!r}")
+        cpu = time.process_time()
+        res = run_arena([agent, "rules", "rules", "rules"], deals=a.deals, seed=a.seed,
+                        rules=rules, tables=a.tables)
+        cpu = time.process_time() - cpu
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    d = res.pairwise(agent.name, "rules")
+    print(f"{a.agent} - rules: {d['mean']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] "
+          f"over {res.deals} deals ({d['units']} walls), seed {a.seed}, rules {rules.preset}")
+    per = agent.seconds / max(1, agent.decisions)
+    print(f"{agent.decisions} decisions ({agent.searched} searched, {agent.playouts} "
+          f"play-outs): {per:.4f} s per decision, "
+          f"{agent.seconds / max(1, agent.searched):.4f} s per searched decision; "
+          f"{res.seconds:.0f} s wall, {cpu:.0f} s CPU")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
