@@ -327,3 +327,24 @@ def test_arena_cli_bad_option_is_one_line():
     assert "Traceback" not in r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "k must be an integer >= 1, got 0" in lines[0]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--agent", "search?k=0"], "k must be an integer >= 1, got 0"),
+    (["--agent", "rules"], "--agent must be a search agent, got 'rules'"),
+    (["--deals", "0"], "--deals and --tables must be >= 1"),
+    (["--rules", "nope"], "unknown rule preset 'nope'"),
+])
+def test_search_command_bad_input(argv, words, capsys):
+    from agents.search import main
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0], err
+
+
+def test_search_command_reports_strength_and_cost(capsys):
+    from agents.search import main
+    assert main(["--agent", "search?k=4&top=2", "--deals", "4", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "search?k=4&top=2 - rules:" in out and "over 4 deals (1 walls), seed 3" in out
+    assert "s per decision" in out
