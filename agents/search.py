@@ -229,12 +229,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tables", type=int, default=64)
     a = p.parse_args(argv)
     from agents.arena import run_arena  # the arena imports every agent module
+    from agents.search import SearchAgent as Search  # the class make_agent builds (this
+    # file may run as __main__, a module of its own)
     try:
         if a.deals < 1 or a.tables < 1 or a.seed < 0:
             raise ValueError("--deals and --tables must be >= 1, --seed >= 0")
         rules = get_rules(a.rules)
         agent = make_agent(a.agent, seed=a.seed, preset=rules.preset)
-        if not isinstance(agent, SearchAgent):
+        if not isinstance(agent, Search):
             raise ValueError(f"--agent must be a search agent, got {a.agent!r}")
         cpu = time.process_time()
         res = run_arena([agent, "rules", "rules", "rules"], deals=a.deals, seed=a.seed,
