@@ -348,3 +348,12 @@ def test_search_command_reports_strength_and_cost(capsys):
     out = capsys.readouterr().out
     assert "search?k=4&top=2 - rules:" in out and "over 4 deals (1 walls), seed 3" in out
     assert "s per decision" in out
+
+
+@pytest.mark.slow
+def test_search_command_runs_as_a_module():
+    r = subprocess.run([sys.executable, "-m", "agents.search", "--agent", "search?k=2&top=2",
+                        "--deals", "4", "--seed", "2"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "search?k=2&top=2 - rules:" in r.stdout and "s per decision" in r.stdout
