@@ -357,3 +357,43 @@ def test_search_command_runs_as_a_module():
                        text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "search?k=2&top=2 - rules:" in r.stdout and "s per decision" in r.stdout
+
+
+def test_candidates_share_samples_and_rollout_keys(mil_positions, monkeypatch):
+    """Common random numbers: every candidate is played out on the same sampled deals
+    with the same rollout key, in one batch."""
+    import agents.search as search_mod
+    seen: list[tuple[State, np.ndarray]] = []
+
+    def fake_play_out(state, first, policy="waits"):
+        seen.append((state.copy(), first.copy()))
+        return np.zeros((state.batch_size, 4), np.int32)
+
+    monkeypatch.setattr(search_mod, "play_out", fake_play_out)
+    agent = SearchAgent(seed=2, k=5, top=3, rollout="random")
+    p = next(q for q in mil_positions if q.phase[0] == TURN and q.wall_left[0] > 20
+             and q.legal_action_mask[0, DISCARD:VOID_TILE].sum() >= 3
+             and not q.legal_action_mask[0, HU])
+    v = seat_view(p, int(p.current[0]), [0])
+    agent.act_batch(v, p.legal_action_mask)
+    (batch, first), = seen
+    c = batch.batch_size // 5
+    assert c >= 2 and batch.batch_size == 5 * c
+    for j in range(5):
+        rows = np.arange(j * c, (j + 1) * c)
+        for f in batch.arrays():
+            assert (f[rows] == f[rows[:1]]).all()
+        assert len(set(first[rows].tolist())) == c
+    assert len({int(batch.key[j * c]) for j in range(5)}) == 5
+    assert len({batch.wall[j * c].tobytes() for j in range(5)}) == 5
+
+
+def test_pick_needs_a_margin_of_z_standard_errors():
+    agent = SearchAgent(z=1.0)
+    base = np.array([0.0, 4.0, -4.0, 8.0, -8.0, 2.0, -2.0, 0.0])
+    pts = np.stack([base, base + 0.1, base + 3.0 + np.tile([1.0, -1.0], 4)], 1)
+    assert agent.pick(pts) == 2  # +3 on average, se 0.38: well clear
+    noisy = np.stack([base, base + np.array([9, -9, 9, -9, 9, -9, 9, -8.0])], 1)
+    assert agent.pick(noisy) == 0  # +0.125 on average with a large se: keep the prior
+    assert SearchAgent(z=0).pick(noisy) == 1  # best mean
+    assert agent.pick(np.stack([base, base - 1.0], 1)) == 0
