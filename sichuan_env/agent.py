@@ -106,6 +106,7 @@ BUILTIN_AGENTS: dict[str, str] = {
     "rules": "agents.rules_bot:RulesAgent",
     "ppo": "agents.ppo:PPOAgent",
     "rllib": "agents.rllib_agent:RLlibAgent",
+    "search": "agents.search:SearchAgent",
 }
 #: Registered names that need an argument, with how it is shown in messages.
 _ARGUMENT_HINTS = {"rllib": "PATH"}
