@@ -26,8 +26,7 @@ through this module:
 "nothing"    :func:`NO_OBSERVATION` ``(n, 0)`` float32: the agent reads the masks only
 ===========  ==================================================================================
 
-An agent without ``needs`` but with ``needs_observation = False`` (the older form) counts
-as "nothing".
+An agent without ``needs`` gets planes.
 
 Single actions given by a caller (a PettingZoo ``step(action)``, a Gymnasium learner
 action) are checked by :func:`check_action`: a Python or numpy integer (or a 0-d integer
@@ -72,7 +71,7 @@ def agent_needs(agent: object) -> str:
     """What ``agent`` needs: "nothing", "view" or "planes" (see the module docstring)."""
     needs = getattr(agent, "needs", None)
     if needs is None:
-        return "planes" if getattr(agent, "needs_observation", True) else "nothing"
+        return "planes"
     if needs not in NEEDS:
         raise ValueError(f"{agent_label(agent)}: needs must be one of {', '.join(NEEDS)}, "
                          f"got {needs!r}")

@@ -31,9 +31,9 @@ import numpy as np
 
 from sichuan_env import engine_kernels as ek
 from sichuan_env.actions import N_ACTIONS, action_to_str
-from sichuan_env.deal import table_keys
 from sichuan_env.hand_kernels import hand_tables
 from sichuan_env.rules import Rules, get_rules
+from sichuan_env.seeding import table_keys
 from sichuan_env.state import WALL_SIZE, State, empty_state
 from sichuan_env.tiles import N_KINDS, as_counts, parse_kinds, tile_str
 

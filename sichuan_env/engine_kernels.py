@@ -54,6 +54,7 @@ from sichuan_env.actions import (
     VOID_TILE,
 )
 from sichuan_env.jit import njit, prange
+from sichuan_env.seeding import GOLDEN, splitmix_word
 from sichuan_env.state import (
     ANS_HU,
     ANS_KONG,
@@ -103,9 +104,6 @@ _U = np.uint64
 _i = np.int64
 _NO = np.bool_(False)
 _YES = np.bool_(True)
-_GOLDEN = _U(0x9E3779B97F4A7C15)
-_M1 = _U(0xBF58476D1CE4E5B9)
-_M2 = _U(0x94D049BB133111EB)
 
 # [wall has a tile, copies the claimer holds] -> the OPT_* bits of a discard claim
 CLAIM_OPTS = np.array([[0, 0, OPT_PUNG, OPT_PUNG, OPT_PUNG],
@@ -330,14 +328,6 @@ def _self_drawn_complete(S, t, seat, vd, cached):
 
 
 @njit
-def _splitmix(x):
-    z = x + _GOLDEN
-    z = (z ^ (z >> _U(30))) * _M1
-    z = (z ^ (z >> _U(27))) * _M2
-    return z ^ (z >> _U(31))
-
-
-@njit
 def stable_order(keys):
     """``np.argsort(keys, kind="stable")`` of a uint64 array, for the 108 keys of a deal: a
     counting sort by the top byte, then an insertion sort (both stable) that only has to
@@ -408,13 +398,14 @@ def _reset_deal_fields(S, t, dealer):
 
 @njit
 def _deal(S, t, dealer):
-    """Deal (key, episode, deal_index) of table t with ``dealer`` (as
-    :func:`sichuan_env.deal.shuffled_tiles` and :func:`~sichuan_env.deal.split_deal`)."""
+    """Deal (key, episode, deal_index) of table t with ``dealer``: the stable argsort of
+    108 hashed sort keys is the tile order; seat ``dealer + i`` gets tiles ``13 i`` to
+    ``13 i + 12``, the dealer also tile 52, tiles 53.. are the wall in draw order."""
     salt = _U(S.episode[t]) * _U(0x100000) + _U(S.deal_index[t])
-    base = _splitmix(_U(S.key[t]) ^ _splitmix(salt))
+    base = splitmix_word(_U(S.key[t]) ^ splitmix_word(salt))
     sort_keys = np.empty(108, np.uint64)
     for i in range(108):
-        sort_keys[i] = _splitmix(base + _U(i) * _GOLDEN)
+        sort_keys[i] = splitmix_word(base + _U(i) * GOLDEN)
     order = stable_order(sort_keys)
     _reset_deal_fields(S, t, dealer)
     for i in range(4):

@@ -3,10 +3,11 @@
 Everything that is dealt starts from an **engine seed** (an integer in 0 .. 2**64 - 1,
 one per table): ``engine.reset([s])``, ``Game.new(s)`` and a record's ``"seed"`` all deal
 the same wall from the same ``s``. :func:`table_keys` turns engine seeds into the 64-bit
-table keys the dealing hash reads (the compiled engine carries its own copy of
-:func:`splitmix64` for that). The entry points map *their* seed to engine seeds as below;
-``docs/seeding.md`` tells the whole story with examples, and ``tests/test_seeding.py``
-checks every line of it against the entry points themselves.
+table keys the dealing hash reads. :func:`splitmix_word` is that hash, compiled, and its
+one definition: the engine's deal calls it, :func:`splitmix64` runs it over arrays. The
+entry points map *their* seed to engine seeds as below; ``docs/seeding.md`` tells the
+whole story with examples, and ``tests/test_seeding.py`` checks every line of it against
+the entry points themselves.
 
 ==================  ================================================================
 entry point         engine seed of its deals
@@ -28,8 +29,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sichuan_env.jit import njit
+
 __all__ = [
-    "GOLDEN", "splitmix64", "table_keys", "drawn_seed", "vector_table_seeds",
+    "GOLDEN", "splitmix_word", "splitmix64", "table_keys", "drawn_seed", "vector_table_seeds",
     "arena_wall_seed", "selfplay_deal_seed", "opponent_rng", "ARENA_SEED_STRIDE",
 ]
 
@@ -42,14 +45,31 @@ _M2 = _U(0x94D049BB133111EB)
 ARENA_SEED_STRIDE = 10_000_000
 
 
+@njit(inline="always")
+def splitmix_word(x):
+    """The splitmix64 finaliser of ``x + GOLDEN`` for one uint64 ``x`` (wrapping): the
+    output of a splitmix64 generator whose state was ``x``. Compiled; callable from other
+    compiled code and from Python."""
+    z = x + GOLDEN
+    z = (z ^ (z >> _U(30))) * _M1
+    z = (z ^ (z >> _U(27))) * _M2
+    return z ^ (z >> _U(31))
+
+
+@njit
+def _splitmix_all(x, out):
+    for i in range(x.shape[0]):
+        out[i] = splitmix_word(x[i])
+
+
 def splitmix64(x: np.ndarray | int) -> np.ndarray:
-    """The splitmix64 finaliser of ``x + GOLDEN`` (uint64, element-wise, wrapping): the
-    output of a splitmix64 generator whose state was ``x``."""
-    with np.errstate(over="ignore"):
-        z = np.asarray(x).astype(_U) + GOLDEN
-        z = (z ^ (z >> _U(30))) * _M1
-        z = (z ^ (z >> _U(27))) * _M2
-        return z ^ (z >> _U(31))
+    """:func:`splitmix_word` of every element of ``x`` (taken as uint64): an array of the
+    shape of ``x``."""
+    a = np.asarray(x).astype(_U)
+    flat = np.ascontiguousarray(a.reshape(-1))
+    out = np.empty_like(flat)
+    _splitmix_all(flat, out)
+    return out.reshape(a.shape)
 
 
 def table_keys(seeds: Sequence[int] | np.ndarray) -> np.ndarray:

@@ -72,14 +72,6 @@ class NothingBot(BaseAgent):
         return lowest_legal(masks)
 
 
-class OldNothingBot(BaseAgent):
-    needs_observation = False
-
-    def act_batch(self, obs, masks):
-        assert np.asarray(obs).shape == (len(masks), 0)
-        return lowest_legal(masks)
-
-
 class AlwaysPass(BaseAgent):
     needs = "nothing"
     name = "always-pass"
@@ -94,7 +86,7 @@ def test_agent_needs():
     assert agent_needs(object()) == "planes"
     assert agent_needs(ViewBot()) == "view"
     assert agent_needs(NothingBot()) == "nothing"
-    assert agent_needs(OldNothingBot()) == "nothing"
+    assert not hasattr(BaseAgent, "needs_observation")  # only ``needs`` says it
     assert agent_needs(RandomAgent(0)) == "nothing"
 
     class Bad(BaseAgent):
