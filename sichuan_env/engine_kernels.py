@@ -466,21 +466,26 @@ def _suit_bits(bits, suit):
     return bits & (0x1FF << (9 * suit))
 
 
+_HI0 = KONG  # the second word of _legal_words holds actions KONG .. N_ACTIONS - 1
+
+
 @njit(inline="always")
-def _fill_mask(S, t, row, cached):
-    """The legal actions of seat ``current`` on table t into ``row`` (88,) bool. With
-    ``cached`` a self-drawn Hu is read from ``waits``; without, computed from the hand.
-    The state is read first (into bit sets), then the row written: reads and stores
-    interleaved would make the compiler reload the arrays after every store."""
-    row[:] = False
+def _legal_words(S, t, cached):
+    """What seat ``current`` of table t may do: the one definition of a legal action, as
+    two bit sets: bit a of the first word for actions a < KONG (discards, void tiles, void
+    suits), bit a - KONG of the second for the others (kongs, pung, kong, Hu, pass).
+    With ``cached`` a self-drawn Hu is read from ``waits``; without, computed from the
+    hand. Finished tables (and any other phase) may do nothing."""
     ph = S.phase[t]
     seat = _i(S.current[t])
+    lo = 0
+    hi = 0
     if ph == VOID:
         held = _held_bits(S, t, seat)
-        for k in range(27):
-            row[VOID_TILE + k] = (held >> k) & 1 != 0
+        lo = held << VOID_TILE
         for s in range(3):
-            row[VOID_SUIT + s] = _suit_bits(held, s) == 0
+            if _suit_bits(held, s) == 0:
+                lo |= 1 << (VOID_SUIT + s)
     elif ph == TURN:
         vd = _i(S.void[t, seat])
         held = _held_bits(S, t, seat)
@@ -488,28 +493,40 @@ def _fill_mask(S, t, row, cached):
         has_void = void_held != 0
         sa = _i(S.set_aside[t, seat])
         if sa >= 0:
-            discards = 1 << sa
+            lo = 1 << sa
         elif has_void and S.rules[R_STRICT_VOID] != 0:
-            discards = void_held
+            lo = void_held
         else:
-            discards = held
+            lo = held
         after_pung = S.after_pung[t]
-        kongs = 0
         if not after_pung and _wall_left(S, t) >= 1:
-            kongs = _kong_bits(S, t, seat, vd)
-        hu = False
-        if not (after_pung or sa >= 0 or has_void):
-            hu = _self_drawn_complete(S, t, seat, vd, cached)
-        for k in range(27):
-            row[DISCARD + k] = (discards >> k) & 1 != 0
-            row[KONG + k] = (kongs >> k) & 1 != 0
-        row[HU] = hu
+            hi = _kong_bits(S, t, seat, vd)
+        if not (after_pung or sa >= 0 or has_void) and _self_drawn_complete(S, t, seat, vd,
+                                                                            cached):
+            hi |= 1 << (HU - _HI0)
     elif ph in (CLAIM, ROB):
         opts = S.claim_opts[t, seat]
-        row[HU] = (opts & OPT_HU) != 0
-        row[PUNG] = (opts & OPT_PUNG) != 0
-        row[MELDED_KONG] = (opts & OPT_KONG) != 0
-        row[PASS] = True
+        if opts & OPT_HU:
+            hi |= 1 << (HU - _HI0)
+        if opts & OPT_PUNG:
+            hi |= 1 << (PUNG - _HI0)
+        if opts & OPT_KONG:
+            hi |= 1 << (MELDED_KONG - _HI0)
+        hi |= 1 << (PASS - _HI0)
+    return lo, hi
+
+
+@njit(inline="always")
+def _fill_mask(S, t, row, cached):
+    """The legal actions of seat ``current`` on table t (:func:`_legal_words`) into
+    ``row`` (88,) bool. The state is read first (into bit sets), then the row written:
+    reads and stores interleaved would make the compiler reload the arrays after every
+    store."""
+    lo, hi = _legal_words(S, t, cached)
+    for a in range(_HI0):
+        row[a] = (lo >> a) & 1 != 0
+    for a in range(_HI0, N_ACTIONS):
+        row[a] = (hi >> (a - _HI0)) & 1 != 0
 
 
 @njit(inline="always")
@@ -960,54 +977,12 @@ def _step_table(S, t, a, autoreset, done_out):
 
 @njit(inline="always")
 def _action_legal(S, t, a):
-    """``_fill_mask(S, t, row)[a]`` for one action ``a`` in 0..87, without the row."""
-    ph = S.phase[t]
-    seat = _i(S.current[t])
-    if ph == VOID:
-        if a >= VOID_SUIT:
-            s = a - VOID_SUIT
-            if s >= 3:
-                return False
-            n = 0
-            for k in range(9 * s, 9 * s + 9):
-                n += S.hand[t, seat, k]
-            return n == 0
-        if a >= VOID_TILE:
-            return S.hand[t, seat, a - VOID_TILE] > 0
-        return False
-    if ph == TURN:
-        if a >= VOID_TILE and a != HU and not (KONG <= a < KONG + 27):
-            return False
-        vd = _i(S.void[t, seat])
-        has_void = _holds_void_tile(S, t, seat)
-        sa = _i(S.set_aside[t, seat])
-        if a < VOID_TILE:
-            k = a - DISCARD
-            if sa >= 0:
-                return k == sa
-            if S.hand[t, seat, k] <= 0:
-                return False
-            return not (has_void and S.rules[R_STRICT_VOID] != 0) or k // 9 == vd
-        after_pung = S.after_pung[t]
-        if a != HU:
-            if after_pung or _wall_left(S, t) < 1:
-                return False
-            k = a - KONG
-            v = 1 if (vd >= 0 and k // 9 == vd) else 0
-            return KONG_OK[30 * v + 5 * S.meld[t, seat, k] + S.hand[t, seat, k]]
-        if after_pung or sa >= 0 or has_void:
-            return False
-        return _self_drawn_complete(S, t, seat, vd, _YES)
-    if ph in (CLAIM, ROB):
-        opts = S.claim_opts[t, seat]
-        if a == HU:
-            return (opts & OPT_HU) != 0
-        if a == PUNG:
-            return (opts & OPT_PUNG) != 0
-        if a == MELDED_KONG:
-            return (opts & OPT_KONG) != 0
-        return a == PASS
-    return False
+    """Action ``a`` (0..87) is legal at table t: its bit in :func:`_legal_words` (the
+    self-drawn Hu read from ``waits``)."""
+    lo, hi = _legal_words(S, t, _YES)
+    if a < _HI0:
+        return (lo >> a) & 1 != 0
+    return (hi >> (a - _HI0)) & 1 != 0
 
 
 @njit(inline="always")
