@@ -159,6 +159,9 @@ class RandomAgent(BaseAgent):
     """
 
     needs = "nothing"
+    #: its moves are ``driver.uniform_legal_actions`` of ``rng`` (the driver calls that
+    #: directly; read from this class's own namespace, so a subclass does not inherit it)
+    uniform_legal_actions_rng = True
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed

@@ -205,12 +205,11 @@ def builtin_random_rng(agent: object) -> np.random.Generator | None:
     """The generator of the built-in :class:`~sichuan_env.agent.RandomAgent` (exactly that
     class, not a subclass, with a numpy Generator), else None: :func:`choose` then draws
     its moves with :func:`uniform_legal_actions`, the same draws and moves as its
-    ``act_batch`` without the per-call Python."""
-    from sichuan_env.agent import RandomAgent  # (sichuan_env.agent imports this module)
-
-    if type(agent) is not RandomAgent:
+    ``act_batch`` without the per-call Python. The class says so in its own namespace
+    (``uniform_legal_actions_rng``, not inherited by a subclass)."""
+    if not vars(type(agent)).get("uniform_legal_actions_rng", False):
         return None
-    rng = agent.rng
+    rng = getattr(agent, "rng", None)
     return rng if isinstance(rng, np.random.Generator) else None
 
 
