@@ -42,6 +42,7 @@ from numba.core import types
 from numba.experimental import structref
 
 from sichuan_env import hand_kernels as hk
+from sichuan_env import seeding
 from sichuan_env.actions import (
     DISCARD,
     HU,
@@ -54,7 +55,7 @@ from sichuan_env.actions import (
     VOID_TILE,
 )
 from sichuan_env.jit import njit, prange
-from sichuan_env.seeding import GOLDEN, splitmix_word
+from sichuan_env.seeding import GOLDEN
 from sichuan_env.state import (
     ANS_HU,
     ANS_KONG,
@@ -98,6 +99,8 @@ UNSETTLED = 1 << 20  # log_len of a table whose automatic moves did not settle
 FAN0 = 6  # first fan column of a LOG_WIN row
 
 _U = np.uint64
+# the deal's hash: the one definition of seeding, compiled
+splitmix_word = njit(inline="always")(seeding.splitmix_word)
 # Arguments passed between kernels are cast to these types (``_i``: int64) or are these
 # typed constants: numba compiles a function once per distinct argument types, and a plain
 # literal or int8 array read would each make another copy.
@@ -467,6 +470,7 @@ def _suit_bits(bits, suit):
 
 
 _HI0 = KONG  # the second word of _legal_words holds actions KONG .. N_ACTIONS - 1
+_KONG_WORD = (1 << 27) - 1  # the kong actions' bits in that word
 
 
 @njit(inline="always")
@@ -530,11 +534,9 @@ def _fill_mask(S, t, row, cached):
 
 
 @njit(inline="always")
-def _can_kong(S, t, seat):
-    """The seat to act on a TURN table may declare some kong."""
-    if S.after_pung[t] or _wall_left(S, t) < 1:
-        return False
-    return _kong_bits(S, t, seat, _i(S.void[t, seat])) != 0
+def _can_kong(S, t):
+    """The seat to act on a TURN table may declare some kong (:func:`_legal_words`)."""
+    return _legal_words(S, t, _YES)[1] & _KONG_WORD != 0
 
 
 # ----------------------------------------------------------------------------- transitions
@@ -855,7 +857,7 @@ def _advance(S, t):
             return
         seat = _i(S.current[t])
         sa = _i(S.set_aside[t, seat])
-        if sa < 0 or _can_kong(S, t, seat):
+        if sa < 0 or _can_kong(S, t):
             return
         _log(S, t, _i(LOG_EVENT), _i(seat), _i(DISCARD + sa), _i(1), _i(0))
         _discard(S, t, seat, sa)

@@ -3,8 +3,8 @@
 Everything that is dealt starts from an **engine seed** (an integer in 0 .. 2**64 - 1,
 one per table): ``engine.reset([s])``, ``Game.new(s)`` and a record's ``"seed"`` all deal
 the same wall from the same ``s``. :func:`table_keys` turns engine seeds into the 64-bit
-table keys the dealing hash reads. :func:`splitmix_word` is that hash, compiled, and its
-one definition: the engine's deal calls it, :func:`splitmix64` runs it over arrays. The
+table keys the dealing hash reads. :func:`splitmix_word` is that hash, its one definition:
+the compiled engine's deal compiles it, :func:`splitmix64` runs it over arrays. The
 entry points map *their* seed to engine seeds as below; ``docs/seeding.md`` tells the
 whole story with examples, and ``tests/test_seeding.py`` checks every line of it against
 the entry points themselves.
@@ -26,10 +26,9 @@ selfplay            deal ``i``: :func:`selfplay_deal_seed`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-
-from sichuan_env.jit import njit
 
 __all__ = [
     "GOLDEN", "splitmix_word", "splitmix64", "table_keys", "drawn_seed", "vector_table_seeds",
@@ -45,31 +44,22 @@ _M2 = _U(0x94D049BB133111EB)
 ARENA_SEED_STRIDE = 10_000_000
 
 
-@njit(inline="always")
-def splitmix_word(x):
-    """The splitmix64 finaliser of ``x + GOLDEN`` for one uint64 ``x`` (wrapping): the
-    output of a splitmix64 generator whose state was ``x``. Compiled; callable from other
-    compiled code and from Python."""
+def splitmix_word(x: Any) -> Any:
+    """The splitmix64 finaliser of ``x + GOLDEN`` (uint64, wrapping): the output of a
+    splitmix64 generator whose state was ``x``. Written once for both numpy (a uint64
+    scalar or element-wise over a uint64 array; :func:`splitmix64` is the safe way to
+    call it from Python) and numba (the engine compiles this same function for its
+    deal)."""
     z = x + GOLDEN
     z = (z ^ (z >> _U(30))) * _M1
     z = (z ^ (z >> _U(27))) * _M2
     return z ^ (z >> _U(31))
 
 
-@njit
-def _splitmix_all(x, out):
-    for i in range(x.shape[0]):
-        out[i] = splitmix_word(x[i])
-
-
 def splitmix64(x: np.ndarray | int) -> np.ndarray:
-    """:func:`splitmix_word` of every element of ``x`` (taken as uint64): an array of the
-    shape of ``x``."""
-    a = np.asarray(x).astype(_U)
-    flat = np.ascontiguousarray(a.reshape(-1))
-    out = np.empty_like(flat)
-    _splitmix_all(flat, out)
-    return out.reshape(a.shape)
+    """:func:`splitmix_word` of ``x`` taken as uint64, element-wise (wrapping silently)."""
+    with np.errstate(over="ignore"):
+        return splitmix_word(np.asarray(x).astype(_U))
 
 
 def table_keys(seeds: Sequence[int] | np.ndarray) -> np.ndarray:
