@@ -474,12 +474,14 @@ _KONG_WORD = (1 << 27) - 1  # the kong actions' bits in that word
 
 
 @njit(inline="always")
-def _legal_words(S, t, cached):
+def _legal_words(S, t, cached, kongs, hu):
     """What seat ``current`` of table t may do: the one definition of a legal action, as
     two bit sets: bit a of the first word for actions a < KONG (discards, void tiles, void
     suits), bit a - KONG of the second for the others (kongs, pung, kong, Hu, pass).
     With ``cached`` a self-drawn Hu is read from ``waits``; without, computed from the
-    hand. Finished tables (and any other phase) may do nothing."""
+    hand. In a turn, the kongs are worked out only with ``kongs`` and the self-drawn Hu
+    only with ``hu`` (their bits stay 0 otherwise: a check of one action asks only for
+    what it needs). Finished tables (and any other phase) may do nothing."""
     ph = S.phase[t]
     seat = _i(S.current[t])
     lo = 0
@@ -503,10 +505,10 @@ def _legal_words(S, t, cached):
         else:
             lo = held
         after_pung = S.after_pung[t]
-        if not after_pung and _wall_left(S, t) >= 1:
+        if kongs and not after_pung and _wall_left(S, t) >= 1:
             hi = _kong_bits(S, t, seat, vd)
-        if not (after_pung or sa >= 0 or has_void) and _self_drawn_complete(S, t, seat, vd,
-                                                                            cached):
+        if hu and not (after_pung or sa >= 0 or has_void) and _self_drawn_complete(
+                S, t, seat, vd, cached):
             hi |= 1 << (HU - _HI0)
     elif ph in (CLAIM, ROB):
         opts = S.claim_opts[t, seat]
@@ -526,7 +528,7 @@ def _fill_mask(S, t, row, cached):
     ``row`` (88,) bool. The state is read first (into bit sets), then the row written:
     reads and stores interleaved would make the compiler reload the arrays after every
     store."""
-    lo, hi = _legal_words(S, t, cached)
+    lo, hi = _legal_words(S, t, cached, _YES, _YES)
     for a in range(_HI0):
         row[a] = (lo >> a) & 1 != 0
     for a in range(_HI0, N_ACTIONS):
@@ -536,7 +538,7 @@ def _fill_mask(S, t, row, cached):
 @njit(inline="always")
 def _can_kong(S, t):
     """The seat to act on a TURN table may declare some kong (:func:`_legal_words`)."""
-    return _legal_words(S, t, _YES)[1] & _KONG_WORD != 0
+    return _legal_words(S, t, _YES, _YES, _NO)[1] & _KONG_WORD != 0
 
 
 # ----------------------------------------------------------------------------- transitions
@@ -981,7 +983,7 @@ def _step_table(S, t, a, autoreset, done_out):
 def _action_legal(S, t, a):
     """Action ``a`` (0..87) is legal at table t: its bit in :func:`_legal_words` (the
     self-drawn Hu read from ``waits``)."""
-    lo, hi = _legal_words(S, t, _YES)
+    lo, hi = _legal_words(S, t, _YES, KONG <= a < KONG + 27, a == HU)
     if a < _HI0:
         return (lo >> a) & 1 != 0
     return (hi >> (a - _HI0)) & 1 != 0
