@@ -120,7 +120,7 @@ def test_core_works_without_train_extra_and_agents():
 LAYERS: list[tuple[str, set[str]]] = [
     ("tiles/rules", {"vocab", "tiles", "rules", "actions", "seeding"}),
     ("tables/hands", {"tables", "jit", "hands", "hand_kernels"}),
-    ("state/engine", {"state", "deal", "engine_kernels", "engine", "random_rounds", "render",
+    ("state/engine", {"state", "engine_kernels", "engine", "random_rounds", "render",
                       "svg", "records", "game", "viewer"}),
     ("view/observation/driver", {"view", "observation", "driver", "agent"}),
     ("envs", {"__init__", "aec", "gym_env", "vector", "rllib", "selfplay", "play"}),
