@@ -11,7 +11,6 @@ expects (:func:`agents.training.features.augment`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -90,7 +89,3 @@ class RLlibAgent(BaseAgent):
     def __repr__(self) -> str:
         return f"RLlibAgent({self.path or 'in-memory network'})"
 
-
-def load_agent(path: str, seed: int | None = None, **kwargs: Any) -> RLlibAgent:
-    """``make_agent("rllib:PATH")``."""
-    return RLlibAgent(path, seed=seed, **kwargs)

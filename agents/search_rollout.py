@@ -249,7 +249,7 @@ def random_action(S, t):
     for a in range(N_ACTIONS):
         if row[a]:
             n += 1
-    z = ek._splitmix(_U(S.key[t]))
+    z = ek.splitmix_word(_U(S.key[t]))
     S.key[t] = z
     j = _i(z % _U(n))
     for a in range(N_ACTIONS):

@@ -16,8 +16,8 @@ checks an agent over whole deals. Actions follow :mod:`sichuan_env.actions`.
 An agent says what its first argument is with the attribute ``needs``: ``"planes"``
 (default; the shapes above), ``"view"`` (a :class:`~sichuan_env.view.SeatView` of the N
 rows; ``act`` gets one row of it without the batch axis) or ``"nothing"`` (a placeholder
-``(N, 0)`` float32 array: the agent reads the masks only, like :class:`RandomAgent`). The older
-``needs_observation = False`` still means ``"nothing"``. :mod:`sichuan_env.driver` builds
+``(N, 0)`` float32 array: the agent reads the masks only, like :class:`RandomAgent`).
+:mod:`sichuan_env.driver` builds
 the inputs and checks the actions for every environment and the arena. Derive bots from
 :class:`BaseAgent` and implement ``act_batch`` (the batched form the vectorised
 environments and the arena call) or just ``act`` (one decision; ``act_batch`` then loops
@@ -84,13 +84,14 @@ from sichuan_env.driver import (
     agent_needs,
     choose,
     input_row,
+    uniform_legal_actions,
 )
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.seeding import agent_seed
 from sichuan_env.view import SeatView
 
 __all__ = [
-    "Agent", "BaseAgent", "RandomAgent", "validate_agent", "NO_OBSERVATION", "needs_observation",
+    "Agent", "BaseAgent", "RandomAgent", "validate_agent", "NO_OBSERVATION",
     "make_agent", "known_agents", "AgentSpecError", "parse_spec", "ENTRY_POINT_GROUP",
     "BUILTIN_AGENTS", "NEEDS", "agent_needs", "agent_input", "input_row", "SeatAgents",
     "seat_agents",
@@ -125,16 +126,9 @@ class Agent(Protocol):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray: ...
 
 
-def needs_observation(agent: object) -> bool:
-    """Whether the environments must build an input (planes or a view) for ``agent``."""
-    return agent_needs(agent) != "nothing"
-
-
 class BaseAgent:
     """Base class: implement :meth:`act_batch` (batched) or :meth:`act` (one decision);
     each default calls the other."""
-
-    needs_observation: bool = True  # the older form of ``needs``: False = "nothing"
 
     def act(self, observation: np.ndarray | SeatView, mask: np.ndarray) -> int:
         """One action for one observation ``(C, 27)`` (or one row of a seat view, without the
@@ -167,17 +161,17 @@ class BaseAgent:
 
 
 class RandomAgent(BaseAgent):
-    """Uniform over the legal actions, batched (no loop over rows).
+    """Uniform over the legal actions, batched: :func:`~sichuan_env.driver.uniform_legal_actions`
+    with the agent's generator.
 
     ``seed`` fixes the agent's own generator, so a game with the same walls and the same
     seeds replays exactly.
     """
 
     needs = "nothing"
-    needs_observation = False
-    #: The driver draws this class's moves with its compiled uniform chooser (the same
-    #: draws and moves as ``act_batch``); subclasses do not inherit that.
-    uniform_legal_draws = True
+    #: its moves are ``driver.uniform_legal_actions`` of ``rng`` (the driver calls that
+    #: directly; read from this class's own namespace, so a subclass does not inherit it)
+    uniform_legal_actions_rng = True
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
@@ -187,11 +181,8 @@ class RandomAgent(BaseAgent):
         m = np.asarray(masks).astype(bool, copy=False)
         if m.ndim != 2 or m.shape[1] != N_ACTIONS:
             raise ValueError(f"masks must have shape (N, {N_ACTIONS}), got {m.shape}")
-        if m.shape[0] and not m.any(1).all():
-            raise ValueError(f"row {int(np.argmin(m.any(1)))} of the masks has no legal action")
-        u = self.rng.random(m.shape, dtype=np.float32)
-        u[~m] = -1.0
-        return u.argmax(1).astype(np.int64)
+        return uniform_legal_actions(self.rng, np.ascontiguousarray(m),
+                                     np.arange(m.shape[0]))
 
     def __repr__(self) -> str:
         return f"RandomAgent(seed={self.seed})"

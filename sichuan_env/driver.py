@@ -33,8 +33,7 @@ which gives the ``agents`` list and the seat-to-agent indices these functions ta
 "nothing"    :func:`NO_OBSERVATION` ``(n, 0)`` float32: the agent reads the masks only
 ===========  ==================================================================================
 
-An agent without ``needs`` but with ``needs_observation = False`` (the older form) counts
-as "nothing".
+An agent without ``needs`` gets planes.
 
 Single actions given by a caller (a PettingZoo ``step(action)``, a Gymnasium learner
 action) are checked by :func:`check_action`: a Python or numpy integer (or a 0-d integer
@@ -79,7 +78,7 @@ def agent_needs(agent: object) -> str:
     """What ``agent`` needs: "nothing", "view" or "planes" (see the module docstring)."""
     needs = getattr(agent, "needs", None)
     if needs is None:
-        return "planes" if getattr(agent, "needs_observation", True) else "nothing"
+        return "planes"
     if needs not in NEEDS:
         raise ValueError(f"{agent_label(agent)}: needs must be one of {', '.join(NEEDS)}, "
                          f"got {needs!r}")
@@ -213,10 +212,9 @@ def builtin_random_rng(agent: object) -> np.random.Generator | None:
     """The generator of the built-in :class:`~sichuan_env.agent.RandomAgent` (exactly that
     class, not a subclass, with a numpy Generator), else None: :func:`choose` then draws
     its moves with :func:`uniform_legal_actions`, the same draws and moves as its
-    ``act_batch`` without the per-call Python. The class says so itself with the class
-    attribute ``uniform_legal_draws = True`` in its own body (a subclass does not count),
-    so this module need not import :mod:`sichuan_env.agent`."""
-    if not vars(type(agent)).get("uniform_legal_draws", False):
+    ``act_batch`` without the per-call Python. The class says so in its own namespace
+    (``uniform_legal_actions_rng``, not inherited by a subclass)."""
+    if not vars(type(agent)).get("uniform_legal_actions_rng", False):
         return None
     rng = getattr(agent, "rng", None)
     return rng if isinstance(rng, np.random.Generator) else None

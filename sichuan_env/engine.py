@@ -31,9 +31,9 @@ import numpy as np
 
 from sichuan_env import engine_kernels as ek
 from sichuan_env.actions import N_ACTIONS, action_to_str
-from sichuan_env.deal import table_keys
 from sichuan_env.hand_kernels import hand_tables
 from sichuan_env.rules import Rules, get_rules
+from sichuan_env.seeding import table_keys
 from sichuan_env.state import WALL_SIZE, State, empty_state
 from sichuan_env.tiles import N_KINDS, as_counts, parse_kinds, tile_str
 
@@ -237,58 +237,121 @@ def _rules_array(rules: Rules) -> np.ndarray:
     return np.array([getattr(rules, f) for f in ek.RULE_FIELDS], dtype=np.int64)
 
 
-_RULE_ARGS: dict[int, tuple[Rules, tuple[np.ndarray, ...]]] = {}
+class _Recent:
+    """The values kept for the last few objects (at most ``size``), found by identity
+    (``is``): each entry holds its object, so an entry never answers for another object,
+    and the most recent comes first."""
+
+    __slots__ = ("entries", "size")
+
+    def __init__(self, size: int) -> None:
+        self.entries: list[tuple[Any, Any]] = []
+        self.size = size
+
+    def get(self, obj: Any) -> Any:
+        """The value kept for ``obj``, or None."""
+        entries = self.entries
+        if entries and entries[0][0] is obj:
+            return entries[0][1]
+        for i in range(1, len(entries)):
+            if entries[i][0] is obj:
+                entries.insert(0, entries.pop(i))
+                return entries[0][1]
+        return None
+
+    def put(self, obj: Any, value: Any) -> Any:
+        """Keep ``value`` for ``obj`` (dropping the oldest entry when full); returns it."""
+        self.entries.insert(0, (obj, value))
+        del self.entries[self.size:]
+        return value
+
+
+_RULE_ARGS = _Recent(8)
 
 
 def kernel_rule_args(rules: Rules) -> tuple[np.ndarray, ...]:
     """The rule options and hand lookup tables, as the compiled kernels of
-    :mod:`sichuan_env.engine_kernels` take them (cached by the identity of ``rules``:
-    hashing a Rules object costs more than a step of one table)."""
-    hit = _RULE_ARGS.get(id(rules))
-    if hit is not None and hit[0] is rules:
-        return hit[1]
-    args = (_rules_array(rules), *hand_tables())
-    if len(_RULE_ARGS) > 64:
-        _RULE_ARGS.clear()
-    _RULE_ARGS[id(rules)] = (rules, args)
-    return args
+    :mod:`sichuan_env.engine_kernels` take them (kept for the last few Rules objects,
+    found by identity: hashing a Rules object costs more than a step of one table)."""
+    hit = _RULE_ARGS.get(rules)
+    if hit is None:
+        hit = _RULE_ARGS.put(rules, (_rules_array(rules), *hand_tables()))
+    return hit
 
 
-_BAGS: dict[int, tuple[State, Any, Any]] = {}
+def _new_log(B: int) -> tuple[np.ndarray, np.ndarray]:
+    """A step log for B tables: (B, LOG_SIZE, LOG_WIDTH) int32 rows and (B,) lengths."""
+    return np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32), np.zeros(B, np.int32)
 
 
-def _state_bag(st: State) -> tuple[State, Any, Any]:
-    """``(st, bag of its rule arrays and state arrays, compiled step)``, kept (with ``st``,
-    so that its id stays its own) for the next in-place steps of the same State; a few
-    States at a time. The compiled step is the entry point of
-    :func:`engine_kernels.step_bag` for exactly these argument types, called without
-    numba's type dispatch (which costs more than a step of one table); ``step`` passes it
-    arguments of these types only."""
-    if len(_BAGS) >= 4:
-        _BAGS.clear()
-    log, log_len = _log_buffers(st.batch_size)
-    rewards = np.zeros((st.batch_size, 4), np.float32)
-    bag = ek.state_bag(*kernel_rule_args(st.rules), log, log_len, rewards, *st.arrays())
-    sig = (numba.typeof(np.zeros(1, np.int64)), numba.types.boolean, numba.types.boolean,
-           numba.typeof(np.zeros(1, bool)), numba.typeof(log), numba.typeof(log_len),
-           numba.typeof(rewards), numba.typeof(bag))
-    entry = (st, bag, ek.step_bag.compile(sig))
-    _BAGS[id(st)] = entry
-    return entry
+class _InPlace:
+    """What the in-place steps of one State keep from step to step: a step log of their
+    own (its contents are valid until the next step), the bag of the State's arrays with
+    the compiled step that takes it, and the bags of a threaded step.
+
+    The compiled step is the entry point of :func:`engine_kernels.step_bag` for exactly
+    the argument types of :meth:`step`, called without numba's type dispatch (which costs
+    more than a step of one table)."""
+
+    __slots__ = ("state", "log", "log_len", "bag", "run", "threads", "bags", "bounds",
+                 "logs", "log_lens")
+
+    def __init__(self, st: State) -> None:
+        self.state = st
+        self.log, self.log_len = _new_log(st.batch_size)
+        rewards = np.zeros((st.batch_size, 4), np.float32)
+        self.bag = ek.state_bag(*kernel_rule_args(st.rules), self.log, self.log_len, rewards,
+                                *st.arrays())
+        sig = (numba.typeof(np.zeros(1, np.int64)), numba.types.boolean, numba.types.boolean,
+               numba.typeof(np.zeros(1, bool)), numba.typeof(self.log),
+               numba.typeof(self.log_len), numba.typeof(rewards), numba.typeof(self.bag))
+        self.run = ek.step_bag.compile(sig)
+        self.threads = 0
+        self.bags: tuple[Any, ...] = ()
+        self.bounds = np.zeros(0, np.int64)
+        self.logs: tuple[np.ndarray, ...] = ()
+        self.log_lens: tuple[np.ndarray, ...] = ()
+
+    def step(self, acts: np.ndarray, validate: bool, autoreset: bool, done: np.ndarray,
+             rewards: np.ndarray) -> int:
+        """One step of every table; the kernels' answer (-1, -2 or the first illegal table)."""
+        k = _THREADS[0]
+        if k > 1 and self.state.batch_size >= PARALLEL_MIN_TABLES:
+            return self._step_parallel(k, acts, validate, autoreset, done, rewards)
+        return self.run(acts, bool(validate), bool(autoreset), done, self.log, self.log_len,
+                        rewards, self.bag)
+
+    def _step_parallel(self, k: int, acts: np.ndarray, validate: bool, autoreset: bool,
+                       done: np.ndarray, rewards: np.ndarray) -> int:
+        """:func:`engine_kernels.step_bags_parallel` on ``k`` threads (numba's thread count
+        of the calling thread is restored afterwards)."""
+        if self.threads != k:
+            self.bags, self.bounds = parallel_bags(self.state, k, self.log, self.log_len,
+                                                   rewards)
+            self.logs = tuple(self.log.view() for _ in range(k))
+            self.log_lens = tuple(self.log_len.view() for _ in range(k))
+            self.threads = k
+        before = numba.get_num_threads()
+        if before != k:
+            numba.set_num_threads(k)
+        try:
+            return ek.step_bags_parallel(acts, bool(validate), bool(autoreset), done,
+                                         self.bags, self.bounds, self.logs, self.log_lens,
+                                         tuple(rewards.view() for _ in range(k)))
+        finally:
+            if before != k:
+                numba.set_num_threads(before)
 
 
-_LOGS: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+_IN_PLACE = _Recent(4)  # the last few States stepped in place
+_COPY_LOGS: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # of copying steps, by batch size
 
 
-def _log_buffers(B: int) -> tuple[np.ndarray, np.ndarray]:
-    """A reusable step log for B tables (its contents are valid until the next step)."""
-    buf = _LOGS.get(B)
-    if buf is None:
-        if len(_LOGS) > 16:
-            _LOGS.clear()
-        buf = (np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32), np.zeros(B, np.int32))
-        _LOGS[B] = buf
-    return buf
+def _copy_log(B: int) -> tuple[np.ndarray, np.ndarray]:
+    """The step log that steps of B tables which copy the state share."""
+    if len(_COPY_LOGS) >= 16:
+        _COPY_LOGS.clear()
+    return _COPY_LOGS.setdefault(B, _new_log(B))
 
 
 # ----------------------------------------------------------------------------- legal mask
@@ -328,10 +391,6 @@ def get_threads() -> int:
     return _THREADS[0]
 
 
-_PARALLEL_BAGS: dict[int, tuple[State, int, tuple[Any, ...], np.ndarray, tuple[np.ndarray, ...],
-                                 tuple[np.ndarray, ...]]] = {}
-
-
 def parallel_bags(st: State, threads: int, log: np.ndarray, log_len: np.ndarray,
                   rewards: np.ndarray) -> tuple[tuple[Any, ...], np.ndarray]:
     """``threads`` bags of the state's arrays for :func:`engine_kernels.step_bags_parallel`,
@@ -345,40 +404,12 @@ def parallel_bags(st: State, threads: int, log: np.ndarray, log_len: np.ndarray,
     return bags, bounds
 
 
-def _step_parallel(acts: np.ndarray, validate: bool, autoreset: bool, done: np.ndarray,
-                   log: np.ndarray, log_len: np.ndarray, rewards: np.ndarray,
-                   st: State) -> int:
-    """:func:`engine_kernels.step_bags_parallel` on ``get_threads()`` threads (numba's
-    thread count of the calling thread is restored afterwards); the bags are kept for the
-    next steps of the same State."""
-    k = _THREADS[0]
-    hit = _PARALLEL_BAGS.get(id(st))
-    if hit is None or hit[0] is not st or hit[1] != k or hit[4][0].base is not log:
-        if len(_PARALLEL_BAGS) >= 4:
-            _PARALLEL_BAGS.clear()
-        bags, bounds = parallel_bags(st, k, log, log_len, rewards)
-        hit = (st, k, bags, bounds, tuple(log.view() for _ in range(k)),
-               tuple(log_len.view() for _ in range(k)))
-        _PARALLEL_BAGS[id(st)] = hit
-    _, _, bags, bounds, logs, log_lens = hit
-    before = numba.get_num_threads()
-    if before != k:
-        numba.set_num_threads(k)
-    try:
-        return ek.step_bags_parallel(acts, bool(validate), bool(autoreset), done, bags, bounds,
-                                     logs, log_lens, tuple(rewards.view() for _ in range(k)))
-    finally:
-        if before != k:
-            numba.set_num_threads(before)
-
-
 def step(
     state: State,
     actions: np.ndarray | Sequence[int] | int,
     *,
     inplace: bool = False,
     validate: bool = True,
-    mask: np.ndarray | None = None,
     ledger: Ledger | None = None,
     autoreset: bool = False,
     info: bool = False,
@@ -395,8 +426,7 @@ def step(
     (``done`` is still True for that step). ``inplace`` reuses the given state's arrays
     (faster; no copy; the engine then keeps the last few States stepped in place, so that
     their arrays cross into the kernels as one object; large batches use the threads of
-    :func:`set_threads`). ``mask`` is accepted for
-    compatibility and not used: the legal actions are checked from the state itself.
+    :func:`set_threads`). The legal actions are checked from the state itself.
     """
     B = state.phase.shape[0]
     acts = actions
@@ -406,16 +436,12 @@ def step(
     st = state if inplace else state.copy()
     rewards = np.empty((B, 4), dtype=np.float32)  # the kernel zeroes each table's row
     done = np.empty(B, dtype=bool)
-    log, log_len = _LOGS.get(B) or _log_buffers(B)
-    if inplace and _THREADS[0] > 1 and B >= PARALLEL_MIN_TABLES:
-        bad = _step_parallel(acts, validate, autoreset, done, log, log_len, rewards, st)
-    elif inplace:  # the same State again and again: its arrays cross as one bag
-        bag = _BAGS.get(id(st))
-        if bag is None or bag[0] is not st:
-            bag = _state_bag(st)
-        bad = bag[2](acts, bool(validate), bool(autoreset), done, log, log_len, rewards,
-                     bag[1])
+    if inplace:  # the same State again and again: its arrays cross as one bag
+        path = _IN_PLACE.get(st) or _IN_PLACE.put(st, _InPlace(st))
+        bad = path.step(acts, validate, autoreset, done, rewards)
+        log, log_len = path.log, path.log_len
     else:
+        log, log_len = _COPY_LOGS.get(B) or _copy_log(B)
         bad = ek.step_serial(acts, validate, autoreset, done, *kernel_rule_args(st.rules), log,
                              log_len, rewards, *st.arrays())
     if bad != -1:

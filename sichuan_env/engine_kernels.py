@@ -42,6 +42,7 @@ from numba.core import types
 from numba.experimental import structref
 
 from sichuan_env import hand_kernels as hk
+from sichuan_env import seeding
 from sichuan_env.actions import (
     DISCARD,
     HU,
@@ -54,6 +55,7 @@ from sichuan_env.actions import (
     VOID_TILE,
 )
 from sichuan_env.jit import njit, prange
+from sichuan_env.seeding import GOLDEN
 from sichuan_env.state import (
     ANS_HU,
     ANS_KONG,
@@ -97,15 +99,14 @@ UNSETTLED = 1 << 20  # log_len of a table whose automatic moves did not settle
 FAN0 = 6  # first fan column of a LOG_WIN row
 
 _U = np.uint64
+# the deal's hash: the one definition of seeding, compiled
+splitmix_word = njit(inline="always")(seeding.splitmix_word)
 # Arguments passed between kernels are cast to these types (``_i``: int64) or are these
 # typed constants: numba compiles a function once per distinct argument types, and a plain
 # literal or int8 array read would each make another copy.
 _i = np.int64
 _NO = np.bool_(False)
 _YES = np.bool_(True)
-_GOLDEN = _U(0x9E3779B97F4A7C15)
-_M1 = _U(0xBF58476D1CE4E5B9)
-_M2 = _U(0x94D049BB133111EB)
 
 # [wall has a tile, copies the claimer holds] -> the OPT_* bits of a discard claim
 CLAIM_OPTS = np.array([[0, 0, OPT_PUNG, OPT_PUNG, OPT_PUNG],
@@ -330,14 +331,6 @@ def _self_drawn_complete(S, t, seat, vd, cached):
 
 
 @njit
-def _splitmix(x):
-    z = x + _GOLDEN
-    z = (z ^ (z >> _U(30))) * _M1
-    z = (z ^ (z >> _U(27))) * _M2
-    return z ^ (z >> _U(31))
-
-
-@njit
 def stable_order(keys):
     """``np.argsort(keys, kind="stable")`` of a uint64 array, for the 108 keys of a deal: a
     counting sort by the top byte, then an insertion sort (both stable) that only has to
@@ -408,13 +401,14 @@ def _reset_deal_fields(S, t, dealer):
 
 @njit
 def _deal(S, t, dealer):
-    """Deal (key, episode, deal_index) of table t with ``dealer`` (as
-    :func:`sichuan_env.deal.shuffled_tiles` and :func:`~sichuan_env.deal.split_deal`)."""
+    """Deal (key, episode, deal_index) of table t with ``dealer``: the stable argsort of
+    108 hashed sort keys is the tile order; seat ``dealer + i`` gets tiles ``13 i`` to
+    ``13 i + 12``, the dealer also tile 52, tiles 53.. are the wall in draw order."""
     salt = _U(S.episode[t]) * _U(0x100000) + _U(S.deal_index[t])
-    base = _splitmix(_U(S.key[t]) ^ _splitmix(salt))
+    base = splitmix_word(_U(S.key[t]) ^ splitmix_word(salt))
     sort_keys = np.empty(108, np.uint64)
     for i in range(108):
-        sort_keys[i] = _splitmix(base + _U(i) * _GOLDEN)
+        sort_keys[i] = splitmix_word(base + _U(i) * GOLDEN)
     order = stable_order(sort_keys)
     _reset_deal_fields(S, t, dealer)
     for i in range(4):
@@ -475,21 +469,29 @@ def _suit_bits(bits, suit):
     return bits & (0x1FF << (9 * suit))
 
 
+_HI0 = KONG  # the second word of _legal_words holds actions KONG .. N_ACTIONS - 1
+_KONG_WORD = (1 << 27) - 1  # the kong actions' bits in that word
+
+
 @njit(inline="always")
-def _fill_mask(S, t, row, cached):
-    """The legal actions of seat ``current`` on table t into ``row`` (88,) bool. With
-    ``cached`` a self-drawn Hu is read from ``waits``; without, computed from the hand.
-    The state is read first (into bit sets), then the row written: reads and stores
-    interleaved would make the compiler reload the arrays after every store."""
-    row[:] = False
+def _legal_words(S, t, cached, kongs, hu):
+    """What seat ``current`` of table t may do: the one definition of a legal action, as
+    two bit sets: bit a of the first word for actions a < KONG (discards, void tiles, void
+    suits), bit a - KONG of the second for the others (kongs, pung, kong, Hu, pass).
+    With ``cached`` a self-drawn Hu is read from ``waits``; without, computed from the
+    hand. In a turn, the kongs are worked out only with ``kongs`` and the self-drawn Hu
+    only with ``hu`` (their bits stay 0 otherwise: a check of one action asks only for
+    what it needs). Finished tables (and any other phase) may do nothing."""
     ph = S.phase[t]
     seat = _i(S.current[t])
+    lo = 0
+    hi = 0
     if ph == VOID:
         held = _held_bits(S, t, seat)
-        for k in range(27):
-            row[VOID_TILE + k] = (held >> k) & 1 != 0
+        lo = held << VOID_TILE
         for s in range(3):
-            row[VOID_SUIT + s] = _suit_bits(held, s) == 0
+            if _suit_bits(held, s) == 0:
+                lo |= 1 << (VOID_SUIT + s)
     elif ph == TURN:
         vd = _i(S.void[t, seat])
         held = _held_bits(S, t, seat)
@@ -497,36 +499,46 @@ def _fill_mask(S, t, row, cached):
         has_void = void_held != 0
         sa = _i(S.set_aside[t, seat])
         if sa >= 0:
-            discards = 1 << sa
+            lo = 1 << sa
         elif has_void and S.rules[R_STRICT_VOID] != 0:
-            discards = void_held
+            lo = void_held
         else:
-            discards = held
+            lo = held
         after_pung = S.after_pung[t]
-        kongs = 0
-        if not after_pung and _wall_left(S, t) >= 1:
-            kongs = _kong_bits(S, t, seat, vd)
-        hu = False
-        if not (after_pung or sa >= 0 or has_void):
-            hu = _self_drawn_complete(S, t, seat, vd, cached)
-        for k in range(27):
-            row[DISCARD + k] = (discards >> k) & 1 != 0
-            row[KONG + k] = (kongs >> k) & 1 != 0
-        row[HU] = hu
+        if kongs and not after_pung and _wall_left(S, t) >= 1:
+            hi = _kong_bits(S, t, seat, vd)
+        if hu and not (after_pung or sa >= 0 or has_void) and _self_drawn_complete(
+                S, t, seat, vd, cached):
+            hi |= 1 << (HU - _HI0)
     elif ph in (CLAIM, ROB):
         opts = S.claim_opts[t, seat]
-        row[HU] = (opts & OPT_HU) != 0
-        row[PUNG] = (opts & OPT_PUNG) != 0
-        row[MELDED_KONG] = (opts & OPT_KONG) != 0
-        row[PASS] = True
+        if opts & OPT_HU:
+            hi |= 1 << (HU - _HI0)
+        if opts & OPT_PUNG:
+            hi |= 1 << (PUNG - _HI0)
+        if opts & OPT_KONG:
+            hi |= 1 << (MELDED_KONG - _HI0)
+        hi |= 1 << (PASS - _HI0)
+    return lo, hi
 
 
 @njit(inline="always")
-def _can_kong(S, t, seat):
-    """The seat to act on a TURN table may declare some kong."""
-    if S.after_pung[t] or _wall_left(S, t) < 1:
-        return False
-    return _kong_bits(S, t, seat, _i(S.void[t, seat])) != 0
+def _fill_mask(S, t, row, cached):
+    """The legal actions of seat ``current`` on table t (:func:`_legal_words`) into
+    ``row`` (88,) bool. The state is read first (into bit sets), then the row written:
+    reads and stores interleaved would make the compiler reload the arrays after every
+    store."""
+    lo, hi = _legal_words(S, t, cached, _YES, _YES)
+    for a in range(_HI0):
+        row[a] = (lo >> a) & 1 != 0
+    for a in range(_HI0, N_ACTIONS):
+        row[a] = (hi >> (a - _HI0)) & 1 != 0
+
+
+@njit(inline="always")
+def _can_kong(S, t):
+    """The seat to act on a TURN table may declare some kong (:func:`_legal_words`)."""
+    return _legal_words(S, t, _YES, _YES, _NO)[1] & _KONG_WORD != 0
 
 
 # ----------------------------------------------------------------------------- transitions
@@ -847,7 +859,7 @@ def _advance(S, t):
             return
         seat = _i(S.current[t])
         sa = _i(S.set_aside[t, seat])
-        if sa < 0 or _can_kong(S, t, seat):
+        if sa < 0 or _can_kong(S, t):
             return
         _log(S, t, _i(LOG_EVENT), _i(seat), _i(DISCARD + sa), _i(1), _i(0))
         _discard(S, t, seat, sa)
@@ -969,54 +981,12 @@ def _step_table(S, t, a, autoreset, done_out):
 
 @njit(inline="always")
 def _action_legal(S, t, a):
-    """``_fill_mask(S, t, row)[a]`` for one action ``a`` in 0..87, without the row."""
-    ph = S.phase[t]
-    seat = _i(S.current[t])
-    if ph == VOID:
-        if a >= VOID_SUIT:
-            s = a - VOID_SUIT
-            if s >= 3:
-                return False
-            n = 0
-            for k in range(9 * s, 9 * s + 9):
-                n += S.hand[t, seat, k]
-            return n == 0
-        if a >= VOID_TILE:
-            return S.hand[t, seat, a - VOID_TILE] > 0
-        return False
-    if ph == TURN:
-        if a >= VOID_TILE and a != HU and not (KONG <= a < KONG + 27):
-            return False
-        vd = _i(S.void[t, seat])
-        has_void = _holds_void_tile(S, t, seat)
-        sa = _i(S.set_aside[t, seat])
-        if a < VOID_TILE:
-            k = a - DISCARD
-            if sa >= 0:
-                return k == sa
-            if S.hand[t, seat, k] <= 0:
-                return False
-            return not (has_void and S.rules[R_STRICT_VOID] != 0) or k // 9 == vd
-        after_pung = S.after_pung[t]
-        if a != HU:
-            if after_pung or _wall_left(S, t) < 1:
-                return False
-            k = a - KONG
-            v = 1 if (vd >= 0 and k // 9 == vd) else 0
-            return KONG_OK[30 * v + 5 * S.meld[t, seat, k] + S.hand[t, seat, k]]
-        if after_pung or sa >= 0 or has_void:
-            return False
-        return _self_drawn_complete(S, t, seat, vd, _YES)
-    if ph in (CLAIM, ROB):
-        opts = S.claim_opts[t, seat]
-        if a == HU:
-            return (opts & OPT_HU) != 0
-        if a == PUNG:
-            return (opts & OPT_PUNG) != 0
-        if a == MELDED_KONG:
-            return (opts & OPT_KONG) != 0
-        return a == PASS
-    return False
+    """Action ``a`` (0..87) is legal at table t: its bit in :func:`_legal_words` (the
+    self-drawn Hu read from ``waits``)."""
+    lo, hi = _legal_words(S, t, _YES, KONG <= a < KONG + 27, a == HU)
+    if a < _HI0:
+        return (lo >> a) & 1 != 0
+    return (hi >> (a - _HI0)) & 1 != 0
 
 
 @njit(inline="always")

@@ -1,15 +1,25 @@
-"""Hand facts for one hand inside compiled code, through the lookup tables of
-:mod:`sichuan_env.hands`.
+"""Hand facts, compiled: the one implementation of the hand rules of docs/rules.md
+(sections 5, 6 and 8).
 
-The engine's kernels (:mod:`sichuan_env.engine_kernels`) ask, for one seat at a time,
-whether a hand is complete, which tiles it waits on, its fans and its theoretical maximum.
-These functions answer from the same per-suit tables and 14-bit hand-index lookups that
-the batched numpy functions of :mod:`sichuan_env.hands` use (``flags3``, ``packed`` and
-the ``complete`` / ``shift`` / ``mask`` / ``mask7`` lookups), passed in as a
-:class:`HandTables` tuple of arrays; the tests compare them with the batched functions.
+Per hand: :func:`is_complete`, :func:`wait_bits` / :func:`wait_mask` (the kinds that
+complete a standing hand), :func:`shanten`, :func:`fans` and :func:`value_of`,
+:func:`theoretical_max`. The ``*_rows`` kernels run them over the rows of a batch; the
+engine (:mod:`sichuan_env.engine_kernels`), the analysis planes of
+``agents.training.features`` and the batched and single-hand API of
+:mod:`sichuan_env.hands` all call these functions. ``tests/support/reference_hands.py`` keeps a
+numpy implementation over the same tables and ``tests/support/reference.py`` a plain search; the
+tests compare the kernels with both.
 
-Inputs follow :mod:`sichuan_env.hands`: ``counts`` (27,) int8 concealed tile counts,
-``meld`` (27,) int8 engine meld codes (any kong counts as a kong), ``void`` -1..2.
+They answer from the per-suit tables of :mod:`sichuan_env.tables` and lookups indexed
+by a 14-bit **hand index** (4 flag bits per suit: is sets, is sets and a pair, all
+counts even, exactly one count odd; bit 12 no melds; bit 13 void tiles held), built
+here: ``complete`` / ``shift`` / ``mask`` / ``mask7``. The engine's arrays travel as a
+:class:`HandTables` tuple; shanten reads the segment tables through one
+:class:`ShantenTables` object (one reference per call instead of one per array).
+
+Inputs: ``counts`` (27,) concealed tile counts; ``meld`` (27,) meld codes per kind (0
+none, 1 pung, 2 or more any kong: the engine's codes and the hand tables' kinds 0/1/2
+both work); ``void`` -1..2.
 """
 
 from __future__ import annotations
@@ -17,16 +27,74 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba.core import types
+from numba.experimental import structref
 
-from sichuan_env import hands as hx
 from sichuan_env.jit import njit
+from sichuan_env.tables import N_CODES, load_tables
 
-N_CODES = hx.N_CODES
-N_FANS = len(hx.FAN_NAMES)
+FAN_NAMES = (
+    "Kong",
+    "Root",
+    "All Pungs",
+    "Golden Wait",
+    "Full Flush",
+    "Seven Pairs",
+    "Win after Kong",
+    "Shoot after Kong",
+    "Robbing the Kong",
+    "Under the Sea",
+)
+N_FANS = len(FAN_NAMES)
+
+
+def _build_luts() -> dict[str, np.ndarray]:
+    """Lookups indexed by the 14-bit hand index: complete hand; per suit the shift and
+    mask that select its wait bits from its ``packed`` word (regular hands) and the
+    seven-pairs mask."""
+    size = 1 << 14
+    complete = np.zeros(size, dtype=bool)
+    shift = np.zeros((size, 3), dtype=np.uint32)
+    mask = np.zeros((size, 3), dtype=np.uint32)
+    mask7 = np.zeros((size, 3), dtype=np.uint32)
+    for idx in range(size):
+        f = [(idx >> (4 * s)) & 15 for s in range(3)]
+        no_melds = bool(idx >> 12 & 1)
+        void_held = bool(idx >> 13 & 1)
+        if void_held:
+            continue
+        a = [x & 1 for x in f]
+        p = [x >> 1 & 1 for x in f]
+        even = [x >> 2 & 1 for x in f]
+        one_odd = [x >> 3 & 1 for x in f]
+        complete[idx] = (sum(p) == 1 and sum(a) == 2) or (no_melds and all(even))
+        for s in range(3):
+            t, u = [x for x in range(3) if x != s]
+            if a[t] and a[u]:
+                shift[idx, s], mask[idx, s] = 9, 511  # this suit must take the pair
+            elif (p[t] and a[u]) or (a[t] and p[u]):
+                shift[idx, s], mask[idx, s] = 0, 511  # the pair is elsewhere
+            if no_melds and one_odd[s] and even[t] and even[u]:
+                mask7[idx, s] = 511  # seven pairs: the odd rank of this suit
+    return {"complete": complete, "shift": shift, "mask": mask, "mask7": mask7}
+
+
+def _near9() -> np.ndarray:
+    """Meld pattern id ``sum(meld_kind * 3**rank)`` of a suit -> 9-bit mask of the ranks
+    within two of a meld kind (where a held tile makes the suit's cover depend on the
+    melds)."""
+    digits = (np.arange(3**9)[:, None] // 3 ** np.arange(9)) % 3
+    near = np.zeros(3**9, dtype=np.int32)
+    for d in range(-2, 3):
+        r = np.arange(9) + d
+        ok = (r >= 0) & (r < 9)
+        near |= ((digits[:, ok] > 0) << r[ok]).sum(axis=1, dtype=np.int32)
+    return near
 
 
 class HandTables(NamedTuple):
-    """The lookup arrays the compiled hand functions read."""
+    """The lookup arrays of :func:`is_complete`, :func:`wait_mask` and
+    :func:`theoretical_max`."""
 
     flags3: np.ndarray  # (3 * 5**9,) uint16: a suit code's flag bits shifted by 4 * suit
     complete: np.ndarray  # (2**14,) bool: hand index -> complete hand
@@ -36,23 +104,61 @@ class HandTables(NamedTuple):
     mask7: np.ndarray  # (2**14, 3) uint32: hand index -> seven-pairs wait mask per suit
 
 
+SHANTEN_FIELDS = ("best", "seg8", "pat_start", "pat_count", "pat_nseg", "pat_div",
+                  "pat_mod", "cfg_base", "cfg_ext", "cfg_cover", "near9", "popcount")
+
+
+@structref.register
+class _ShantenTablesType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class ShantenTables(structref.StructRefProxy):
+    """The arrays :func:`shanten` reads (:data:`SHANTEN_FIELDS`), as one object."""
+
+
+structref.define_proxy(ShantenTables, _ShantenTablesType, list(SHANTEN_FIELDS))
+
+
+@njit
+def _shanten_bag(*arrays):
+    return ShantenTables(*arrays)
+
+
 _TABLES: HandTables | None = None
+_SHANTEN: ShantenTables | None = None
 
 
 def hand_tables() -> HandTables:
-    """The arrays of :class:`HandTables` (loaded once; built on first use)."""
+    """The arrays of :class:`HandTables` (built on first use)."""
     global _TABLES
     if _TABLES is None:
-        t = hx._load()
+        raw = load_tables()
+        luts = _build_luts()
+        flags = raw["flags"].astype(np.uint16)
         _TABLES = HandTables(
-            flags3=np.ascontiguousarray(t.flags3, dtype=np.uint16),
-            complete=np.ascontiguousarray(hx._LUT_COMPLETE),
-            packed=np.ascontiguousarray(t.packed, dtype=np.uint32),
-            shift=np.ascontiguousarray(hx._LUT_SHIFT, dtype=np.uint32),
-            mask=np.ascontiguousarray(hx._LUT_MASK, dtype=np.uint32),
-            mask7=np.ascontiguousarray(hx._LUT_MASK7, dtype=np.uint32),
+            flags3=np.concatenate([flags << (4 * s) for s in range(3)]),
+            complete=luts["complete"],
+            packed=np.ascontiguousarray(raw["packed"], dtype=np.uint32),
+            shift=luts["shift"],
+            mask=luts["mask"],
+            mask7=luts["mask7"],
         )
     return _TABLES
+
+
+def shanten_tables() -> ShantenTables:
+    """The :class:`ShantenTables` object (built on first use)."""
+    global _SHANTEN
+    if _SHANTEN is None:
+        raw = load_tables()
+        popcount = np.array([bin(x).count("1") for x in range(512)], dtype=np.int16)
+        _SHANTEN = _shanten_bag(
+            raw["best"], raw["seg_best"].view(np.int8).reshape(-1, 8), raw["pat_start"],
+            raw["pat_count"], raw["pat_nseg"], raw["pat_div"], raw["pat_mod"],
+            raw["cfg_base"], raw["cfg_ext"], raw["cfg_cover"], _near9(), popcount)
+    return _SHANTEN
 
 
 @njit
@@ -73,8 +179,8 @@ def suit_codes(counts, extra):
 
 @njit
 def hand_index(flags3, c0, c1, c2, n_melds, void):
-    """The 14-bit hand index of :mod:`sichuan_env.hands`: the three suits' flag bits,
-    bit 12 no melds, bit 13 void tiles held."""
+    """The 14-bit hand index: the three suits' flag bits, bit 12 no melds, bit 13 void
+    tiles held."""
     idx = np.int64(flags3[c0]) | np.int64(flags3[c1 + N_CODES]) | np.int64(
         flags3[c2 + 2 * N_CODES])
     if n_melds == 0:
@@ -228,8 +334,7 @@ def _suit_count(suits):
 @njit
 def fans(counts, extra, meld, after_kong, shoot, robbing, sea, out):
     """Fans of a complete hand (``counts`` plus one tile of kind ``extra``, -1 none) into
-    ``out`` (10,) in :data:`~sichuan_env.hands.FAN_NAMES` order (as
-    :func:`~sichuan_env.hands.batch_fans`); returns the total."""
+    ``out`` (10,) in :data:`FAN_NAMES` order; returns the total."""
     kongs, n, fours, odd, bad, twos, suits = _shape_counts(counts, extra, meld)
     seven = n == 0 and odd == 0
     golden = n == 4
@@ -257,8 +362,8 @@ def value_of(total, fan_cap):
 
 @njit
 def theoretical_max(tables, counts, meld, void, fan_cap, waits):
-    """Highest value over the waits without situational fans (as
-    :func:`~sichuan_env.hands.batch_theoretical_max`); 0 when not ready. ``waits`` (27,)
+    """Highest value over the waits without situational fans (docs/rules.md section 8);
+    0 when not ready. ``waits`` (27,)
     bool is scratch space."""
     if not wait_mask(tables, counts, meld, void, waits):
         return 0
@@ -294,3 +399,186 @@ def theoretical_max(tables, counts, meld, void, fan_cap, waits):
         if v > best:
             best = v
     return best
+
+
+# ----------------------------------------------------------------------------- shanten
+
+
+@njit(inline="always")
+def suit_code(c, s):
+    """Base-5 code of suit s of the (27,) counts c."""
+    code = 0
+    p = 1
+    for r in range(9):
+        code += c[9 * s + r] * p
+        p *= 5
+    return code
+
+
+@njit(inline="always")
+def melded_cover(tab, code, pat, held, res, scratch):
+    """The best cover per column 2*m + p (m <= 3: m set blocks, p pair blocks; the most
+    tiles of the suit such blocks can hold) of a suit holding melds, from the segment
+    tables of :func:`sichuan_env.tables.build_meld_tables` (suit code ``code``, meld
+    pattern id ``pat``, 9-bit mask ``held`` of the ranks held); written into res[:8].
+    ``scratch``: (4, 8) int64 work space."""
+    seg8, pat_start, pat_count, pat_nseg = tab.seg8, tab.pat_start, tab.pat_count, tab.pat_nseg
+    pat_div, pat_mod, cfg_base, cfg_ext, cfg_cover, popcount = (
+        tab.pat_div, tab.pat_mod, tab.cfg_base, tab.cfg_ext, tab.cfg_cover, tab.popcount)
+    seg, best, val, nxt = scratch[0], scratch[1], scratch[2], scratch[3]
+    nseg = pat_nseg[pat]
+    for i in range(nseg):
+        seg[i] = code // pat_div[pat, i] % pat_mod[pat, i]
+    best[:] = -(2**30)
+    first = pat_start[pat]
+    for cfg in range(first, first + pat_count[pat]):
+        row = cfg_base[cfg, 0] + seg[0]
+        for col in range(8):
+            val[col] = seg8[row, col]
+        for i in range(1, nseg):
+            row = cfg_base[cfg, i] + seg[i]
+            for m in range(4):  # (max, +) convolution over the set and pair blocks
+                for p in range(2):
+                    top = -(2**30)
+                    for m1 in range(m + 1):
+                        for p1 in range(p + 1):
+                            x = val[2 * m1 + p1] + seg8[row, 2 * (m - m1) + (p - p1)]
+                            if x > top:
+                                top = x
+                    nxt[2 * m + p] = top
+            val[:] = nxt
+        ext = cfg_ext[cfg]  # outside chows: ext set blocks taken by the neighbours
+        extra = popcount[held & cfg_cover[cfg]]
+        for col in range(8):
+            x = (val[col - 2 * ext] if col >= 2 * ext else -256) + extra
+            if x > best[col]:
+                best[col] = x
+    for col in range(8):
+        res[col] = max(best[col], 0)
+
+
+@njit(inline="always")
+def suit_cover(tab, c, mk, n_melds, v, s, res, scratch):
+    """The 12 best-cover columns of suit s (``best`` of :mod:`sichuan_env.tables`: set and
+    pair blocks 2*m + p, then pairs and singles for seven pairs) into res; suits with a
+    held tile within two ranks of a meld through :func:`melded_cover`; the void suit
+    counts nothing. ``scratch``: (4, 8) int64 work space."""
+    code = suit_code(c, s)
+    melded = False
+    if n_melds:
+        pat = 0
+        held = 0
+        p = 1
+        for r in range(9):
+            pat += mk[9 * s + r] * p
+            p *= 3
+            if c[9 * s + r] > 0:
+                held |= 1 << r
+        if tab.near9[pat] & held:  # a held rank within two of a meld kind
+            melded = True
+            melded_cover(tab, code, pat, held, res, scratch)
+    if s == v:
+        code = 0  # void tiles never count
+    best_tab = tab.best
+    for col in range(8 if melded else 0, 12):
+        res[col] = best_tab[code, col]
+
+
+@njit
+def combine_covers(cover, n_melds):
+    """Shanten from the three suits' covers (3, 12): the best spread of ``4 - n_melds``
+    set blocks and one pair over the suits, or seven pairs (no melds)."""
+    need = 4 - n_melds
+    top = -(2**30)
+    for m0 in range(need + 1):
+        for m1 in range(need - m0 + 1):
+            m2 = need - m0 - m1
+            for pair in range(3):
+                x = (cover[0, 2 * m0 + (pair == 0)] + cover[1, 2 * m1 + (pair == 1)]
+                     + cover[2, 2 * m2 + (pair == 2)])
+                if x > top:
+                    top = x
+    sh = 13 - 3 * n_melds - top
+    if n_melds == 0:  # seven pairs
+        pairs = min(cover[0, 10] + cover[1, 10] + cover[2, 10], 7)
+        singles = cover[0, 11] + cover[1, 11] + cover[2, 11]
+        sh = min(sh, 13 - (2 * pairs + min(7 - pairs, singles)))
+    return sh
+
+
+@njit
+def shanten(tab, c, mk, v):
+    """Shanten of one hand (13 - 3n or 14 - 3n tiles): -1 complete, 0 ready (a real wait
+    exists), 1, 2, ...; exact under the four-copies limit (the copies in melds counted).
+    ``tab``: :func:`shanten_tables`; ``mk`` meld kinds 0/1/2 only (a base-3 pattern)."""
+    n = 0
+    for k in range(27):
+        if mk[k] > 0:
+            n += 1
+    cover = np.empty((3, 12), np.int64)
+    scratch = np.empty((4, 8), np.int64)
+    for s in range(3):
+        suit_cover(tab, c, mk, n, v, s, cover[s], scratch)
+    return combine_covers(cover, n)
+
+
+# ----------------------------------------------------------------------------- over rows
+
+
+@njit
+def is_complete_rows(flags3, complete, counts, n_melds, void, out):
+    """``out[i]`` = :func:`is_complete` of row i of ``counts`` (B, 27) (no extra tile)."""
+    for i in range(counts.shape[0]):
+        out[i] = is_complete(flags3, complete, counts[i], -1, n_melds[i], void[i])
+
+
+@njit
+def wait_mask_rows(tables, counts, meld, void, out):
+    """Row i of ``out`` (B, 27) bool = :func:`wait_mask` of row i."""
+    for i in range(counts.shape[0]):
+        wait_mask(tables, counts[i], meld[i], void[i], out[i])
+
+
+@njit
+def shanten_rows(tab, counts, meld, void, out):
+    """``out[i]`` = :func:`shanten` of row i."""
+    for i in range(counts.shape[0]):
+        out[i] = shanten(tab, counts[i], meld[i], void[i])
+
+
+@njit
+def fans_rows(counts, meld, after_kong, shoot, robbing, sea, out):
+    """Row i of ``out`` (B, 10) = :func:`fans` of the complete hand ``counts[i]`` (the
+    winning tile included) with the situational flags of row i."""
+    for i in range(counts.shape[0]):
+        fans(counts[i], -1, meld[i], after_kong[i], shoot[i], robbing[i], sea[i], out[i])
+
+
+@njit
+def value_rows(fan_rows, fan_cap, out):
+    """``out[i]`` = :func:`value_of` the total of ``fan_rows[i]``."""
+    for i in range(fan_rows.shape[0]):
+        total = 0
+        for j in range(fan_rows.shape[1]):
+            total += fan_rows[i, j]
+        out[i] = value_of(total, fan_cap)
+
+
+@njit
+def theoretical_max_rows(tables, counts, meld, void, fan_cap, out):
+    """``out[i]`` = :func:`theoretical_max` of row i."""
+    waits = np.empty(27, np.bool_)
+    for i in range(counts.shape[0]):
+        out[i] = theoretical_max(tables, counts[i], meld[i], void[i], fan_cap, waits)
+
+
+@njit
+def melded_cover_rows(tab, code, pat, held, out):
+    """Row i of ``out`` (R, 8) = :func:`melded_cover` of suit code ``code[i]``, meld
+    pattern ``pat[i]`` and held ranks ``held[i]``."""
+    scratch = np.empty((4, 8), np.int64)
+    res = np.empty(12, np.int64)
+    for i in range(code.shape[0]):
+        melded_cover(tab, code[i], pat[i], held[i], res, scratch)
+        for j in range(8):
+            out[i, j] = res[j]

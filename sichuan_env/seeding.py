@@ -3,10 +3,11 @@
 Everything that is dealt starts from an **engine seed** (an integer in 0 .. 2**64 - 1,
 one per table): ``engine.reset([s])``, ``Game.new(s)`` and a record's ``"seed"`` all deal
 the same wall from the same ``s``. :func:`table_keys` turns engine seeds into the 64-bit
-table keys the dealing hash reads (the compiled engine carries its own copy of
-:func:`splitmix64` for that). The entry points map *their* seed to engine seeds as below;
-``docs/seeding.md`` tells the whole story with examples, and ``tests/test_seeding.py``
-checks every line of it against the entry points themselves.
+table keys the dealing hash reads. :func:`splitmix_word` is that hash, its one definition:
+the compiled engine's deal compiles it, :func:`splitmix64` runs it over arrays. The
+entry points map *their* seed to engine seeds as below; ``docs/seeding.md`` tells the
+whole story with examples, and ``tests/test_seeding.py`` checks every line of it against
+the entry points themselves.
 
 ==================  ================================================================
 entry point         engine seed of its deals
@@ -28,11 +29,12 @@ opponents, terminal play) are seeded by one formula, :func:`agent_seed`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 __all__ = [
-    "GOLDEN", "splitmix64", "table_keys", "drawn_seed", "vector_table_seeds",
+    "GOLDEN", "splitmix_word", "splitmix64", "table_keys", "drawn_seed", "vector_table_seeds",
     "arena_wall_seed", "selfplay_deal_seed", "opponent_rng", "ARENA_SEED_STRIDE",
     "agent_seed", "AGENT_SALT_STRIDE",
 ]
@@ -46,14 +48,22 @@ _M2 = _U(0x94D049BB133111EB)
 ARENA_SEED_STRIDE = 10_000_000
 
 
+def splitmix_word(x: Any) -> Any:
+    """The splitmix64 finaliser of ``x + GOLDEN`` (uint64, wrapping): the output of a
+    splitmix64 generator whose state was ``x``. Written once for both numpy (a uint64
+    scalar or element-wise over a uint64 array; :func:`splitmix64` is the safe way to
+    call it from Python) and numba (the engine compiles this same function for its
+    deal)."""
+    z = x + GOLDEN
+    z = (z ^ (z >> _U(30))) * _M1
+    z = (z ^ (z >> _U(27))) * _M2
+    return z ^ (z >> _U(31))
+
+
 def splitmix64(x: np.ndarray | int) -> np.ndarray:
-    """The splitmix64 finaliser of ``x + GOLDEN`` (uint64, element-wise, wrapping): the
-    output of a splitmix64 generator whose state was ``x``."""
+    """:func:`splitmix_word` of ``x`` taken as uint64, element-wise (wrapping silently)."""
     with np.errstate(over="ignore"):
-        z = np.asarray(x).astype(_U) + GOLDEN
-        z = (z ^ (z >> _U(30))) * _M1
-        z = (z ^ (z >> _U(27))) * _M2
-        return z ^ (z >> _U(31))
+        return splitmix_word(np.asarray(x).astype(_U))
 
 
 def table_keys(seeds: Sequence[int] | np.ndarray) -> np.ndarray:

@@ -84,14 +84,6 @@ def cache_path() -> Path:
     return cache_dir() / f"suit_tables_v{TABLE_VERSION}.npz"
 
 
-def code_of(counts: np.ndarray | list[int]) -> int:
-    """Base-5 code of one suit's nine counts."""
-    h = np.asarray(counts, dtype=np.int64)
-    if h.shape != (9,):
-        raise ValueError(f"a suit has nine counts, got shape {h.shape}")
-    return int(h @ POW5)
-
-
 def _set_codes() -> np.ndarray:
     """Codes of the 16 set shapes of a suit: 9 pungs, 7 chows."""
     pungs = [3 * int(POW5[r]) for r in range(9)]

@@ -168,10 +168,6 @@ def format_hand(counts: Sequence[int] | np.ndarray) -> str:
     return "".join(parts)
 
 
-def format_kinds(kinds: Iterable[int]) -> list[str]:
-    return [tile_str(k) for k in kinds]
-
-
 def glyph(k: int) -> str:
     """Unicode mahjong glyph of a tile kind (U+1F007..U+1F021)."""
     k = _check_kind(k)

@@ -112,7 +112,7 @@ def test_whole_matches_with_illegal_moves_behave_the_same() -> None:
 def test_env_behaves_like_the_env_before_the_speed_work(seed: int, script: list[str]) -> None:
     """The one-table fast paths (infos built when read, the State kept across resets,
     rewards of quiet steps, ``last()``) change nothing a caller sees: the same traces
-    as the former ``raw_env`` in PettingZoo's wrappers (``tests/reference_aec.py``)."""
+    as the former ``raw_env`` in PettingZoo's wrappers (``tests/support/reference_aec.py``)."""
     assert _play(env, seed, script) == _play(reference_stack, seed, script)
 
 

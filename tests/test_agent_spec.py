@@ -134,7 +134,7 @@ def test_entry_points_register_names(tmp_path, monkeypatch):
         from sichuan_env.agent import BaseAgent
 
         class Lowest(BaseAgent):
-            needs_observation = False
+            needs = "nothing"
             def __init__(self, offset=0, seed=None):
                 self.offset, self.seed = offset, seed
             def act(self, observation, mask):
@@ -166,13 +166,13 @@ def test_builtin_table_matches_pyproject_entry_points():
 
 def test_base_agent_act_or_act_batch():
     class OnlyAct(BaseAgent):
-        needs_observation = False
+        needs = "nothing"
 
         def act(self, observation, mask):
             return int(np.flatnonzero(mask)[-1])
 
     class OnlyBatch(BaseAgent):
-        needs_observation = False
+        needs = "nothing"
 
         def act_batch(self, observations, masks):
             return np.asarray(masks).argmax(1)
@@ -192,7 +192,7 @@ def test_validate_agent_checks_act_and_types():
     class BadAct(BaseAgent):
         """act_batch is legal but act returns a float."""
 
-        needs_observation = False
+        needs = "nothing"
 
         def act(self, observation, mask):
             return float(np.flatnonzero(mask)[0])
@@ -201,7 +201,7 @@ def test_validate_agent_checks_act_and_types():
             return np.asarray(masks).argmax(1)
 
     class FloatBatch(BaseAgent):
-        needs_observation = False
+        needs = "nothing"
 
         def act_batch(self, observations, masks):
             return np.asarray(masks).argmax(1).astype(float)

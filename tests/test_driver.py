@@ -17,6 +17,7 @@ from sichuan_env.driver import (
     NO_OBSERVATION,
     agent_input,
     agent_needs,
+    builtin_random_rng,
     check_action,
     check_actions,
     choose,
@@ -73,14 +74,6 @@ class NothingBot(BaseAgent):
         return lowest_legal(masks)
 
 
-class OldNothingBot(BaseAgent):
-    needs_observation = False
-
-    def act_batch(self, obs, masks):
-        assert np.asarray(obs).shape == (len(masks), 0)
-        return lowest_legal(masks)
-
-
 class AlwaysPass(BaseAgent):
     needs = "nothing"
     name = "always-pass"
@@ -95,7 +88,7 @@ def test_agent_needs():
     assert agent_needs(object()) == "planes"
     assert agent_needs(ViewBot()) == "view"
     assert agent_needs(NothingBot()) == "nothing"
-    assert agent_needs(OldNothingBot()) == "nothing"
+    assert not hasattr(BaseAgent, "needs_observation")  # only ``needs`` says it
     assert agent_needs(RandomAgent(0)) == "nothing"
 
     class Bad(BaseAgent):
@@ -451,3 +444,48 @@ def test_random_agent_fast_path_is_the_class_only():
     st = engine.reset([2, 3])
     np.testing.assert_array_equal(choose(st, np.arange(2), [Lowest(3)]),
                                   lowest_legal(st.legal_action_mask))
+
+
+def test_builtin_random_rng_is_the_random_agent_class_only():
+    """A class that declares ``uniform_legal_actions_rng`` in its own namespace (RandomAgent),
+    not a subclass of it, nor an instance that sets the attribute itself."""
+
+    class SubRandom(RandomAgent):
+        pass
+
+    class LooksRandom:
+        uniform_legal_actions_rng = True
+
+        def __init__(self):
+            self.rng = np.random.default_rng(0)
+
+    agent = RandomAgent(5)
+    assert builtin_random_rng(agent) is agent.rng
+    assert builtin_random_rng(SubRandom(5)) is None
+    assert builtin_random_rng(LooksRandom()) is not None  # its own class declares it
+    plain = LooksRandom()
+    del LooksRandom.uniform_legal_actions_rng
+    plain.uniform_legal_actions_rng = True
+    assert builtin_random_rng(plain) is None
+    odd = RandomAgent(5)
+    odd.rng = None
+    assert builtin_random_rng(odd) is None
+    assert builtin_random_rng(object()) is None
+
+
+def test_random_agent_moves_are_uniform_legal_actions():
+    """RandomAgent.act_batch is driver.uniform_legal_actions of its generator: the same
+    moves and the same draws (the generators end in the same state)."""
+    from sichuan_env.driver import uniform_legal_actions
+
+    rng = np.random.default_rng(3)
+    masks = rng.random((40, 88)) < 0.2
+    masks[np.arange(40), rng.integers(0, 88, 40)] = True
+    agent = RandomAgent(11)
+    ref = np.random.default_rng(11)
+    for _ in range(3):
+        np.testing.assert_array_equal(agent.act_batch(None, masks),
+                                      uniform_legal_actions(ref, masks, np.arange(40)))
+    assert agent.rng.random() == ref.random()
+    with pytest.raises(ValueError, match="row 0 of the masks has no legal action"):
+        agent.act_batch(None, np.zeros((2, 88), bool))

@@ -1,4 +1,5 @@
-"""Engine API details: the seed range, validation before any change, the stored mask."""
+"""Engine API details: the seed range, validation before any change, the stored mask, the
+buffers of in-place steps."""
 
 from __future__ import annotations
 
@@ -44,3 +45,42 @@ def test_validation_reads_the_state_not_a_stale_stored_mask():
     st.legal_action_mask[:] = True  # tampered: the engine checks the state itself
     with pytest.raises(IllegalActionError):
         engine.step(st, [0])
+
+
+def test_step_takes_no_mask_argument():
+    st = engine.reset([1])
+    with pytest.raises(TypeError, match="mask"):
+        engine.step(st, st.legal_action_mask.argmax(1), mask=st.legal_action_mask)
+
+
+def test_recent_finds_by_identity_and_keeps_the_last_few():
+    recent = engine._Recent(2)
+    a, b, c = [1.5], [1.5], [2.5]  # a == b, but not the same object
+    recent.put(a, "A")
+    assert recent.get(a) == "A" and recent.get(b) is None
+    recent.put(b, "B")
+    assert recent.get(a) == "A"  # a is now the most recent
+    recent.put(c, "C")  # drops b, the oldest
+    assert (recent.get(a), recent.get(b), recent.get(c)) == ("A", None, "C")
+
+
+def test_in_place_steps_of_many_states_interleaved_equal_copying_steps():
+    """More States stepped in place, in turn, than the engine keeps buffers for: each
+    still steps exactly as the copying step does (rewards, done, step info, state)."""
+    seeds = [[11, 12], [13], [14, 15, 16], [17], [18, 19], [20]]
+    inplace = [engine.reset(s) for s in seeds]
+    copied = [engine.reset(s) for s in seeds]
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        for i in rng.permutation(len(seeds)):
+            m = copied[i].legal_action_mask
+            acts = np.argmax(rng.random(m.shape) * m, axis=1).astype(np.int64)
+            copied[i], r1, d1, info1 = engine.step(copied[i], acts, autoreset=True, info=True)
+            _, r2, d2, info2 = engine.step(inplace[i], acts, inplace=True, autoreset=True,
+                                           info=True)
+            np.testing.assert_array_equal(r1, r2)
+            np.testing.assert_array_equal(d1, d2)
+            for x, y in zip(info1, info2, strict=True):
+                np.testing.assert_array_equal(x, y)
+            for x, y in zip(copied[i].arrays(), inplace[i].arrays(), strict=True):
+                np.testing.assert_array_equal(x, y)

@@ -66,7 +66,7 @@ def play(preset: str, deals: int, tables: int, policy, seed: int, *, check: bool
         actions = policy(st, mask, rng)
         led = Ledger() if ledger else None
         prev = st
-        st, rewards, done = engine.step(st, actions, mask=mask, ledger=led, autoreset=True)
+        st, rewards, done = engine.step(st, actions, ledger=led, autoreset=True)
         if check:
             check_invariants(st, prev, rewards)
         if led is not None:
@@ -294,7 +294,7 @@ def test_multi_deal_match_rotates_dealer(preset: str) -> None:
         mask = engine.legal_mask(st)
         led = Ledger()
         prev = st
-        st, rew, done = engine.step(st, biased(st, mask, rng), mask=mask, ledger=led)
+        st, rew, done = engine.step(st, biased(st, mask, rng), ledger=led)
         check_invariants(st, prev, rew)
         wins = [e for e in led.entries if e[0] == "win"]
         for t in {e[1] for e in wins}:

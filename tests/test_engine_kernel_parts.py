@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from sichuan_env import engine_kernels as ek
+from sichuan_env.seeding import GOLDEN
 
 _U64 = hs.integers(0, 2**64 - 1)
 # keys with many ties (a few values, spread over the top byte or not) and arbitrary keys
@@ -29,8 +30,8 @@ def test_stable_order_is_numpy_stable_argsort(keys):
 def test_stable_order_of_deal_keys():
     """The keys a deal sorts (splitmix of consecutive counters) over many tables."""
     for seed in range(200):
-        base = int(ek._splitmix(np.uint64(seed)))
-        golden = int(ek._GOLDEN)
-        keys = np.array([ek._splitmix(np.uint64((base + i * golden) % 2**64))
+        base = int(ek.splitmix_word(np.uint64(seed)))
+        golden = int(GOLDEN)
+        keys = np.array([ek.splitmix_word(np.uint64((base + i * golden) % 2**64))
                          for i in range(108)], np.uint64)
         np.testing.assert_array_equal(ek.stable_order(keys), np.argsort(keys, kind="stable"))

@@ -38,7 +38,7 @@ def test_played_tables(seed, preset, policy, steps) -> None:
     rng = np.random.default_rng(seed % 2**32)
     for _ in range(steps):
         m = engine.legal_mask(st)
-        st, _, _ = engine.step(st, policy(st, m, rng), mask=m, autoreset=True)
+        st, _, _ = engine.step(st, policy(st, m, rng), autoreset=True)
     rows = np.repeat(np.arange(16), 4)
     _check(encode(st, np.tile(np.arange(4), 16), rows))
 

@@ -5,8 +5,11 @@ test_hands_rules.py and test_hands_reference.py.)"""
 import numpy as np
 import pytest
 
+from sichuan_env import hand_kernels as hk
 from sichuan_env import hands, tables, tiles
 from sichuan_env.rules import get_rules
+
+from support import reference_hands as rh
 
 MELD_NAMES = {1: "pung", 2: "concealed_kong"}
 COPIES = np.array([0, 3, 4])
@@ -98,24 +101,6 @@ def test_batched_agrees_with_single_hand_on_full_hands():
         assert s.value == 2 ** min(s.fan_total, 4)
         assert values[3][i] == 2 ** min(int(fans[i].sum()), 3)
         assert values[4][i] == 2 ** min(int(fans[i].sum()), 4)
-
-
-def test_one_hand_check_agrees_with_batched():
-    """hand_is_complete (scalar lookups) and its code arithmetic (adding 5 ** rank adds a
-    tile) give batch_is_complete's answer, with and without void tiles and melds."""
-    rng = np.random.default_rng(3)
-    c, mk, v = random_rows(rng, 600, extra=1)
-    n = np.count_nonzero(mk, axis=1)
-    want = hands.batch_is_complete(c, n, v)
-    assert 50 < want.sum() < len(c) - 50
-    for i in range(len(c)):
-        assert hands.hand_is_complete(c[i], int(n[i]), int(v[i])) == want[i]
-        k = int(np.flatnonzero(c[i])[-1])  # take one tile out, add it back by its code
-        rest = c[i].copy()
-        rest[k] -= 1
-        codes = hands.suit_codes(rest)
-        codes[k // 9] += 5 ** (k % 9)
-        assert hands.codes_are_complete(codes, int(n[i]), int(v[i])) == want[i]
 
 
 def test_shapes_and_dtypes():
@@ -218,18 +203,20 @@ def melded_suits(rng, size, max_melds=4, max_tiles=11):
 
 
 def fast_melded_cover(h, kind):
-    t = hands._load()
-    code = (h.astype(np.int64) @ 5 ** np.arange(9)).astype(np.intp)
+    """The kernels' cover of suits holding melds (hand_kernels.melded_cover)."""
+    code = h.astype(np.int64) @ 5 ** np.arange(9)
     pat = kind.astype(np.int64) @ 3 ** np.arange(9)
     held = (h > 0).astype(np.int64) @ 2 ** np.arange(9)
-    return hands._best_melded(t, code, pat, held)
+    out = np.empty((h.shape[0], 8), np.int64)
+    hk.melded_cover_rows(hk.shanten_tables(), code, pat, held, out)
+    return out
 
 
 def assert_same_used_columns(h, kind):
     """The segment-table cover equals the arrangement search in every column a hand can
     use: m set blocks in a suit holding j melds only when m <= 4 - j."""
     got = fast_melded_cover(h, kind)
-    want = hands._best_with_room(h, 4 - COPIES[kind])
+    want = rh._best_with_room(h, 4 - COPIES[kind])
     used = np.arange(8)[None] // 2 <= 4 - np.count_nonzero(kind, axis=1)[:, None]
     bad = np.flatnonzero(((got != want) & used).any(axis=1))
     assert bad.size == 0, [(h[i], kind[i], got[i], want[i]) for i in bad[:3]]
@@ -280,6 +267,8 @@ def melded_hands(rng, size):
 
 
 def test_batch_shanten_with_melds_matches_arrangement_search(monkeypatch):
+    """The kernels' shanten equals the numpy reference's with the suits holding melds
+    covered by the direct search instead of the segment tables."""
     rng = np.random.default_rng(12)
     c, mk, v = melded_hands(rng, 20_000)
     fast = hands.batch_shanten(c, mk, v)
@@ -287,10 +276,10 @@ def test_batch_shanten_with_melds_matches_arrangement_search(monkeypatch):
     def slow(t, code, pat, held):
         h = (code[:, None] // 5 ** np.arange(9)) % 5
         room = 4 - COPIES[(pat[:, None] // 3 ** np.arange(9)) % 3]
-        return hands._best_with_room(h.astype(np.int8), room)
+        return rh._best_with_room(h.astype(np.int8), room)
 
-    monkeypatch.setattr(hands, "_best_melded", slow)
-    np.testing.assert_array_equal(fast, hands.batch_shanten(c, mk, v))
+    monkeypatch.setattr(rh, "_best_melded", slow)
+    np.testing.assert_array_equal(fast, rh.batch_shanten(c, mk, v))
     assert set(np.unique(fast)) >= {-1, 0, 1, 2}
 
 

@@ -124,7 +124,7 @@ def test_core_works_without_train_extra_and_agents():
 LAYERS: list[tuple[str, set[str]]] = [
     ("tiles/rules", {"vocab", "tiles", "rules", "actions", "seeding"}),
     ("tables/hands", {"tables", "jit", "hands", "hand_kernels"}),
-    ("state/engine/view", {"state", "deal", "engine_kernels", "engine", "random_rounds",
+    ("state/engine/view", {"state", "engine_kernels", "engine", "random_rounds",
                            "view", "render", "svg", "records", "game", "viewer"}),
     ("observation/driver", {"observation", "driver", "agent"}),
     ("envs", {"__init__", "aec", "gym_env", "vector", "rllib", "selfplay", "play",

@@ -41,8 +41,7 @@ def play(seed: int, n_steps: int, tables: int = 1) -> State:
             break
         m = engine.legal_mask(st)
         m[st.done, 0] = True  # finished tables ignore their action
-        st, _, _ = engine.step(st, agent.act_batch(None, m), inplace=True, validate=False,
-                               mask=m)
+        st, _, _ = engine.step(st, agent.act_batch(None, m), inplace=True, validate=False)
     return st
 
 
@@ -166,7 +165,7 @@ def test_void_planes_follow_reveal() -> None:
         if st.void[0, 0] >= 0:
             assert obs[mine].sum() == 9
         m = engine.legal_mask(st)
-        st, _, _ = engine.step(st, agent.act_batch(None, m), mask=m)
+        st, _, _ = engine.step(st, agent.act_batch(None, m))
     assert seen
 
 

@@ -46,7 +46,7 @@ def _played(seed: int, preset: str, steps: int, policy, tables: int = 6,
             break
         m = engine.legal_mask(st)
         m[st.done, 0] = True  # finished tables ignore their action
-        st, _, _ = engine.step(st, policy(st, m, rng), mask=m, autoreset=autoreset)
+        st, _, _ = engine.step(st, policy(st, m, rng), autoreset=autoreset)
     return st
 
 
@@ -120,7 +120,7 @@ def test_every_phase_and_large_batches(preset: str) -> None:
             assert np.array_equal(got, want), (step, _differ(got, want))
         m = engine.legal_mask(st)
         m[st.done, 0] = True
-        st, _, _ = engine.step(st, biased(st, m, rng), mask=m)
+        st, _, _ = engine.step(st, biased(st, m, rng))
         step += 1
     seen.update(st.phase.tolist())
     assert seen == set(range(len(PHASE_NAMES))), seen
@@ -215,7 +215,7 @@ def test_view_hides_self_drawn_winning_tiles() -> None:
     hidden = shown = 0
     for _ in range(400):
         m = engine.legal_mask(st)
-        st, _, _ = engine.step(st, biased(st, m, rng), mask=m, autoreset=True)
+        st, _, _ = engine.step(st, biased(st, m, rng), autoreset=True)
         won = np.argwhere(st.hu & (st.hu_tile >= 0))
         for t, s in won:
             tile = int(st.hu_tile[t, s])

@@ -19,7 +19,7 @@ def play_until(seed: int, pred, max_steps: int = 500) -> State:
         if pred(st):
             return st
         m = engine.legal_mask(st)
-        st, _, _ = engine.step(st, agent.act_batch(None, m), mask=m)
+        st, _, _ = engine.step(st, agent.act_batch(None, m))
     raise AssertionError("condition never met")
 
 

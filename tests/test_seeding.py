@@ -27,21 +27,49 @@ def test_splitmix64_reference_values():
     assert seeding.splitmix64(x).tolist() == [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4]
 
 
-@settings(max_examples=50, deadline=None)
-@given(st_.lists(U64, min_size=1, max_size=8))
-def test_python_hash_is_the_compiled_one(xs):
-    x = np.array(xs, np.uint64)
-    compiled = np.array([ek._splitmix(np.uint64(v)) for v in xs], np.uint64)
-    np.testing.assert_array_equal(seeding.splitmix64(x), compiled)
+def test_one_hash():
+    """The engine's deal and selfplay use the one hash (no copies)."""
+    from sichuan_env import selfplay
 
-
-def test_one_python_hash():
-    """deal and selfplay use the one function (no copies)."""
-    from sichuan_env import deal, selfplay
-
-    assert deal._splitmix is seeding.splitmix64
+    assert ek.splitmix_word.py_func is seeding.splitmix_word
     assert selfplay.splitmix64 is seeding.splitmix64
-    assert deal.table_keys is seeding.table_keys
+    assert engine.table_keys is seeding.table_keys
+
+
+@settings(max_examples=50, deadline=None)
+@given(st_.lists(U64, min_size=0, max_size=8))
+def test_splitmix64_of_an_array_is_the_compiled_hash(xs):
+    x = np.array(xs, np.uint64)
+    want = np.array([ek.splitmix_word(np.uint64(v)) for v in xs], np.uint64)
+    got = seeding.splitmix64(x)
+    assert got.dtype == np.uint64 and got.shape == x.shape
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(seeding.splitmix64(x.reshape(-1, 1)), want.reshape(-1, 1))
+
+
+def _numpy_deal(key: int, episode: int, deal_index: int, dealer: int):
+    """docs/seeding.md steps 2 and 3 in numpy: hands (4, 27) and the 55-tile wall."""
+    u = np.uint64
+    with np.errstate(over="ignore"):
+        salt = u(episode) * u(0x100000) + u(deal_index)
+        base = seeding.splitmix64(np.array([key], u) ^ seeding.splitmix64(np.array([salt])))[0]
+        sort_keys = seeding.splitmix64(base + np.arange(108, dtype=u) * seeding.GOLDEN)
+    kinds = np.argsort(sort_keys, kind="stable") // 4
+    hands = np.zeros((4, 27), np.int8)
+    for i in range(4):
+        np.add.at(hands[(dealer + i) % 4], kinds[13 * i:13 * i + 13], 1)
+    hands[dealer, kinds[52]] += 1
+    return hands, kinds[53:].astype(np.int8)
+
+
+@settings(max_examples=20, deadline=None)
+@given(U64, st_.integers(0, 3))
+def test_engine_deal_is_the_documented_shuffle(s, dealer):
+    st = engine.reset([s], dealer=dealer)
+    hands, wall = _numpy_deal(int(st.key[0]), int(st.episode[0]), int(st.deal_index[0]),
+                              dealer)
+    np.testing.assert_array_equal(st.hand[0], hands)
+    np.testing.assert_array_equal(st.wall[0], wall)
 
 
 @settings(max_examples=10, deadline=None)

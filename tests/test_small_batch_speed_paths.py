@@ -65,7 +65,7 @@ def _played(batch: int, steps: int, rules) -> engine.State:
         m = engine.legal_mask(st)
         r = (rng.random(batch) * m.sum(1)).astype(np.int64)
         a = (np.cumsum(m, axis=1) > r[:, None]).argmax(1)
-        st, _, _ = engine.step(st, a, inplace=True, validate=False, mask=m, autoreset=True)
+        st, _, _ = engine.step(st, a, inplace=True, validate=False, autoreset=True)
     return st
 
 

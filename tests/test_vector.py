@@ -173,7 +173,7 @@ def test_maskable_ppo_trains() -> None:
 class First(BaseAgent):
     """Deterministic: the first legal action."""
 
-    needs_observation = False
+    needs = "nothing"
 
     def act_batch(self, observations, masks):
         return np.asarray(masks).argmax(1)

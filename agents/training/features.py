@@ -21,13 +21,13 @@ useful_draws       kinds whose draw lowers the shanten of the standing tiles, we
 for a Stable-Baselines3 ``VecEnv``; :class:`agents.ppo.PPOAgent` applies it when its model
 was trained on augmented observations.
 
-The planes are computed by compiled kernels (numba, one row at a time, over rows in
-parallel for large batches when numba has more than two threads) that read the hand tables
-of :mod:`sichuan_env.hands` directly: shanten (the four-copies limit and declared melds
-included, through the segment tables) and the wait mask give exactly the values of
-``hands.batch_shanten`` and ``hands.batch_wait_mask``. ``tests/support/reference_features.py``
-keeps the former numpy implementation; a differential test checks that both agree bit for
-bit.
+The planes are computed by a compiled kernel (numba, one row at a time, over rows in
+parallel for large batches when numba has more than two threads) that calls the hand
+kernels of :mod:`sichuan_env.hand_kernels`: shanten (the four-copies limit and declared
+melds included; a candidate discard or draw looks up only the suit it changes again) and
+the wait mask. ``tests/support/reference_features.py`` keeps a numpy implementation over the
+batched API of :mod:`sichuan_env.hands`; a differential test checks that both agree bit
+for bit.
 """
 
 from __future__ import annotations
@@ -35,14 +35,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 from gymnasium import spaces
-from numba.core import types
-from numba.experimental import structref
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
-from sichuan_env import hands as hx
+from sichuan_env import hand_kernels as hk
 from sichuan_env.jit import njit, prange
 from sichuan_env.observation import PLANES
-from sichuan_env.tables import N_CODES
 
 N_FEATURE_PLANES = 4
 _HAND0 = PLANES["hand"][0]
@@ -52,187 +49,16 @@ _EKONG0 = PLANES["exposed_kong"][0]
 _VOID = PLANES["my_void"][0]
 _VISIBLE = PLANES["visible"][0]
 
-# ----------------------------------------------------------------------------- hand facts
-# Compiled per-hand versions of hands._raw_shanten and hands._wait_mask over the same
-# tables (see sichuan_env.tables): `tab` is a _Tables bag of the arrays of _hand_tables():
-# one StructRef, so that each helper call counts one reference, not one per array (a tuple
-# of 18 arrays passed to a helper per candidate tile cost half of the planes' time).
-
-
-def _hand_tables() -> tuple[np.ndarray, ...]:
-    """The lookup arrays the kernels read, in their order (loaded once by hands)."""
-    t = hx._load()
-    return (t.flags3, t.packed, t.best, t.seg64.view(np.int8).reshape(-1, 8), t.pat_start,
-            t.pat_count, t.pat_nseg, t.pat_div, t.pat_mod, t.cfg_base, t.cfg_ext,
-            t.cfg_cover, hx._LUT_SHIFT, hx._LUT_MASK, hx._LUT_MASK7, hx._NEAR9, hx._ROOM,
-            hx._POPCOUNT9)
-
-
-_TABLE_FIELDS = ("flags3", "packed", "best", "seg8", "pat_start", "pat_count", "pat_nseg",
-                 "pat_div", "pat_mod", "cfg_base", "cfg_ext", "cfg_cover", "shift", "mask",
-                 "mask7", "near9", "room", "popcount")
-
-
-@structref.register
-class _TablesType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-class _Tables(structref.StructRefProxy):
-    """The arrays of :func:`_hand_tables` (in :data:`_TABLE_FIELDS` order), as one object."""
-
-
-structref.define_proxy(_Tables, _TablesType, list(_TABLE_FIELDS))
-
-
-@njit
-def _tables_bag(*arrays):
-    return _Tables(*arrays)
-
-
-@njit(inline="always")
-def _suit_code(c, s):
-    """Base-5 code of suit s of the (27,) counts c."""
-    code = 0
-    p = 1
-    for r in range(9):
-        code += c[9 * s + r] * p
-        p *= 5
-    return code
-
-
-@njit(inline="always")
-def _melded_cover(tab, code, pat, held, res, scratch):
-    """hands._best_melded for one suit: the best cover per column 2*m + p (m <= 3) of a
-    suit holding melds, from the segment tables; written into res[:8]. ``scratch``: (4, 8)
-    int64 work space."""
-    seg8, pat_start, pat_count, pat_nseg = tab.seg8, tab.pat_start, tab.pat_count, tab.pat_nseg
-    pat_div, pat_mod, cfg_base, cfg_ext, cfg_cover, popcount = (
-        tab.pat_div, tab.pat_mod, tab.cfg_base, tab.cfg_ext, tab.cfg_cover, tab.popcount)
-    seg, best, val, nxt = scratch[0], scratch[1], scratch[2], scratch[3]
-    nseg = pat_nseg[pat]
-    for i in range(nseg):
-        seg[i] = code // pat_div[pat, i] % pat_mod[pat, i]
-    best[:] = -(2**30)
-    first = pat_start[pat]
-    for cfg in range(first, first + pat_count[pat]):
-        row = cfg_base[cfg, 0] + seg[0]
-        for col in range(8):
-            val[col] = seg8[row, col]
-        for i in range(1, nseg):
-            row = cfg_base[cfg, i] + seg[i]
-            for m in range(4):  # (max, +) convolution over the set and pair blocks
-                for p in range(2):
-                    top = -(2**30)
-                    for m1 in range(m + 1):
-                        for p1 in range(p + 1):
-                            x = val[2 * m1 + p1] + seg8[row, 2 * (m - m1) + (p - p1)]
-                            if x > top:
-                                top = x
-                    nxt[2 * m + p] = top
-            val[:] = nxt
-        ext = cfg_ext[cfg]  # outside chows: ext set blocks taken by the neighbours
-        extra = popcount[held & cfg_cover[cfg]]
-        for col in range(8):
-            x = (val[col - 2 * ext] if col >= 2 * ext else -256) + extra
-            if x > best[col]:
-                best[col] = x
-    for col in range(8):
-        res[col] = max(best[col], 0)
-
-
-@njit(inline="always")
-def _suit_cover(tab, c, mk, n_melds, v, s, res, scratch):
-    """Row s of hands._raw_shanten's per-suit best covers (12 columns) into res."""
-    code = _suit_code(c, s)
-    melded = False
-    if n_melds:
-        pat = 0
-        held = 0
-        p = 1
-        for r in range(9):
-            pat += mk[9 * s + r] * p
-            p *= 3
-            if c[9 * s + r] > 0:
-                held |= 1 << r
-        if tab.near9[pat] & held:  # a held rank within two of a meld kind
-            melded = True
-            _melded_cover(tab, code, pat, held, res, scratch)
-    if s == v:
-        code = 0  # void tiles never count
-    best_tab = tab.best
-    for col in range(8 if melded else 0, 12):
-        res[col] = best_tab[code, col]
-
-
-@njit
-def _combine(cover, n_melds):
-    """Shanten from the three suits' covers (hands._raw_shanten's last step)."""
-    need = 4 - n_melds
-    top = -(2**30)
-    for m0 in range(need + 1):
-        for m1 in range(need - m0 + 1):
-            m2 = need - m0 - m1
-            for pair in range(3):
-                x = (cover[0, 2 * m0 + (pair == 0)] + cover[1, 2 * m1 + (pair == 1)]
-                     + cover[2, 2 * m2 + (pair == 2)])
-                if x > top:
-                    top = x
-    sh = 13 - 3 * n_melds - top
-    if n_melds == 0:  # seven pairs
-        pairs = min(cover[0, 10] + cover[1, 10] + cover[2, 10], 7)
-        singles = cover[0, 11] + cover[1, 11] + cover[2, 11]
-        sh = min(sh, 13 - (2 * pairs + min(7 - pairs, singles)))
-    return sh
-
-
-@njit
-def _shanten(tab, c, mk, v):
-    """hands.batch_shanten of one hand: (27,) counts, (27,) meld kind 0/1/2, void -1..2."""
-    n = 0
-    for k in range(27):
-        if mk[k] > 0:
-            n += 1
-    cover = np.empty((3, 12), np.int64)
-    scratch = np.empty((4, 8), np.int64)
-    for s in range(3):
-        _suit_cover(tab, c, mk, n, v, s, cover[s], scratch)
-    return _combine(cover, n)
-
-
-@njit
-def _waits(tab, c, mk, v, out):
-    """hands.batch_wait_mask of one hand into out (27,) bool-like (written as 0/1)."""
-    flags3, packed = tab.flags3, tab.packed
-    shift, mask, mask7, room = tab.shift, tab.mask, tab.mask7, tab.room
-    codes = np.empty(3, np.int64)
-    no_melds = 1
-    for s in range(3):
-        codes[s] = _suit_code(c, s)
-    for k in range(27):
-        if mk[k] != 0:
-            no_melds = 0
-    void_held = 1 if 0 <= v < 3 and codes[v] != 0 else 0
-    idx = (flags3[codes[0]] | flags3[codes[1] + N_CODES] | flags3[codes[2] + 2 * N_CODES]
-           | (no_melds << 12) | (void_held << 13))
-    for s in range(3):
-        pk = packed[codes[s]]
-        bits = ((pk >> shift[idx, s]) & mask[idx, s]) | ((pk >> 20) & mask7[idx, s])
-        for r in range(9):
-            k = 9 * s + r
-            out[k] = 1 if (bits >> r) & 1 and room[c[k] + 5 * mk[k]] else 0
-
-
 # ----------------------------------------------------------------------------- the planes
 
 
 @njit
-def _analysis_row(tab, o, res, cover, trial, scratch, work):
-    """The (4, 27) analysis planes of one observation o (C, 27) into res (zeros);
-    ``cover``, ``trial`` (3, 12), ``scratch`` (4, 8) and ``work`` (3, 27) int64 work
-    space. A candidate discard or draw changes one suit: only that suit's cover is looked
-    up again."""
+def _analysis_row(tab, tables, o, res, cover, trial, scratch, work, waits):
+    """The (4, 27) analysis planes of one observation o (C, 27) into res (zeros), from
+    the hand kernels (``tab``: :func:`hand_kernels.shanten_tables`, ``tables``:
+    :func:`hand_kernels.hand_tables`); ``cover``, ``trial`` (3, 12), ``scratch`` (4, 8)
+    and ``work`` (2, 27) int64 and ``waits`` (27,) bool work space. A candidate discard or
+    draw changes one suit: only that suit's cover is looked up again."""
     counts = work[0]
     meld = work[1]
     total = 0
@@ -261,8 +87,8 @@ def _analysis_row(tab, o, res, cover, trial, scratch, work):
         return
     void = void_at // 9 if top > 0.5 else -1
     for s in range(3):
-        _suit_cover(tab, counts, meld, n_melds, void, s, cover[s], scratch)
-    now = _combine(cover, n_melds)  # shanten of the tiles as they stand
+        hk.suit_cover(tab, counts, meld, n_melds, void, s, cover[s], scratch)
+    now = hk.combine_covers(cover, n_melds)  # shanten of the tiles as they stand
     step = -1 if total == 14 else 1  # 14 tiles: discard one; 13: draw one
     low = now
     for k in range(27):
@@ -271,9 +97,9 @@ def _analysis_row(tab, o, res, cover, trial, scratch, work):
         s = k // 9
         trial[:] = cover
         counts[k] += step
-        _suit_cover(tab, counts, meld, n_melds, void, s, trial[s], scratch)
+        hk.suit_cover(tab, counts, meld, n_melds, void, s, trial[s], scratch)
         counts[k] -= step
-        sh = _combine(trial, n_melds)
+        sh = hk.combine_covers(trial, n_melds)
         if step < 0:
             res[0, k] = np.float32((sh + 1) / 8.0)
             low = min(low, sh)
@@ -287,55 +113,52 @@ def _analysis_row(tab, o, res, cover, trial, scratch, work):
             res[1, k] = x
     else:
         x = np.float32((now + 1) / 8.0)
-        waits = work[2]
-        _waits(tab, counts, meld, void, waits)
+        hk.wait_mask(tables, counts, meld, void, waits)
         for k in range(27):
             res[1, k] = x
-            res[2, k] = waits[k]
+            res[2, k] = np.float32(1.0) if waits[k] else np.float32(0.0)
 
 
 @njit
-def _analysis_range(tab, obs, out, lo, hi):
+def _analysis_range(tab, tables, obs, out, lo, hi):
     cover = np.empty((3, 12), np.int64)
     trial = np.empty((3, 12), np.int64)
     scratch = np.empty((4, 8), np.int64)
-    work = np.empty((3, 27), np.int64)
+    work = np.empty((2, 27), np.int64)
+    waits = np.empty(27, np.bool_)
     for i in range(lo, hi):
-        _analysis_row(tab, obs[i], out[i], cover, trial, scratch, work)
+        _analysis_row(tab, tables, obs[i], out[i], cover, trial, scratch, work, waits)
 
 
 @njit
-def _analysis_serial(tab, obs, out):
-    _analysis_range(tab, obs, out, 0, obs.shape[0])
+def _analysis_serial(tab, tables, obs, out):
+    _analysis_range(tab, tables, obs, out, 0, obs.shape[0])
 
 
 @njit(parallel=True)
-def _analysis_parallel(tab, obs, out):
+def _analysis_parallel(tab, tables, obs, out):
     n = obs.shape[0]
     for task in prange((n + 31) // 32):
-        _analysis_range(tab, obs, out, 32 * task, min(32 * task + 32, n))
+        _analysis_range(tab, tables, obs, out, 32 * task, min(32 * task + 32, n))
 
 
 _PARALLEL_FROM = 256  # rows; only when numba has more than two threads (see observation)
 _PARALLEL = numba.config.NUMBA_NUM_THREADS > 2
-_TABLES: _Tables | None = None
 
 
 def analysis_planes(obs: np.ndarray, parallel: bool | None = None) -> np.ndarray:
     """(N, C, 27) observations -> (N, 4, 27) float32 analysis planes (table above).
     ``parallel`` None: on several threads for large batches when numba has them."""
-    global _TABLES
     obs = np.ascontiguousarray(obs, dtype=np.float32)
     if obs.ndim != 3 or obs.shape[1] <= _VISIBLE or obs.shape[2] != 27:
         raise ValueError(f"observations must be (N, C, 27) planes, got shape {obs.shape}")
     out = np.zeros((obs.shape[0], N_FEATURE_PLANES, 27), np.float32)
     if obs.shape[0] == 0:
         return out
-    if _TABLES is None:
-        _TABLES = _tables_bag(*_hand_tables())
     if parallel is None:
         parallel = _PARALLEL and obs.shape[0] >= _PARALLEL_FROM
-    (_analysis_parallel if parallel else _analysis_serial)(_TABLES, obs, out)
+    (_analysis_parallel if parallel else _analysis_serial)(hk.shanten_tables(), hk.hand_tables(),
+                                                            obs, out)
     return out
 
 

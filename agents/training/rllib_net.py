@@ -83,13 +83,3 @@ def to_sb3_state(net_state: dict[str, Any]) -> dict[str, Any]:
                 out[alias + rest] = v
     return out
 
-
-def net_from_sb3(policy: Any) -> TilePlanesNet:
-    """A :class:`TilePlanesNet` holding the weights of an SB3 MaskablePPO policy."""
-    n_planes = int(policy.observation_space.shape[0])
-    fe = policy.features_extractor
-    net = TilePlanesNet(n_planes, features_dim=fe.features_dim,
-                        channels=fe.convs[0].out_channels,
-                        hidden=policy.mlp_extractor.policy_net[0].out_features)
-    net.load_state_dict(from_sb3_state(policy.state_dict()))
-    return net

@@ -11,7 +11,7 @@ class MyBot(BaseAgent):
     """Hu whenever it may, else the highest legal action number (``prefer="high"``) or
     the lowest (``prefer="low"``); it never looks at the observation."""
 
-    needs_observation = False
+    needs = "nothing"
 
     def __init__(self, prefer: str = "high") -> None:
         if prefer not in ("high", "low"):
@@ -35,7 +35,7 @@ class NoActBatch:
 class Illegal(BaseAgent):
     """Always discards the first tile kind, legal or not."""
 
-    needs_observation = False
+    needs = "nothing"
 
     def act(self, observation, mask):
         return 0

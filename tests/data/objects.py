@@ -8,7 +8,7 @@ from sichuan_env.agent import BaseAgent
 class FirstLegal(BaseAgent):
     """The first (``prefer="low"``) or last (``"high"``) legal action."""
 
-    needs_observation = False
+    needs = "nothing"
 
     def __init__(self, prefer: str = "high") -> None:
         self.prefer = prefer
