@@ -7,9 +7,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from agents.training.improve import keep_generation
+from agents.training.improve import keep_generation, parse_args
 from agents.training.improve import main as improve_main
-from agents.training.improve import parse_args
 
 
 def test_keep_only_if_the_held_out_gain_is_positive_and_the_arena_not_worse():

@@ -206,7 +206,7 @@ def run(a: argparse.Namespace, log: Any = print) -> dict[str, Any]:
             hist = fit(model, data, train, val, epochs=a.epochs, lr=a.lr,
                        margin=a.margin, discard_margin=a.discard_margin,
                        void_margin=a.void_margin, seed=k,
-                       log=lambda s: log(f"gen {k}: {s[:160]}"))
+                       log=lambda s, k=k: log(f"gen {k}: {s[:160]}"))
             model.sichuan_rules = a.rules
             model.sichuan_input = dict(layout)
             model.save(model_path)

@@ -5,7 +5,8 @@ learnt the new policy's values yet, and unconstrained updates mostly undo what t
 knew. Two standard remedies, both here:
 
 * **critic warm-up**: with ``critic_only`` set, an update trains the value function alone
-  (the actor's weights get no gradient), so rollouts keep coming from the start policy
+  (the weights the actor's output depends on get no gradient, a shared extractor
+  included), so rollouts keep coming from the start policy
   until the critic has caught up (:mod:`agents.training.finetune` stops the phase when
   the explained variance stops rising);
 * **KL to the start**: with ``kl_coef > 0`` the loss gains ``kl_coef * KL(pi || ref)``,
@@ -19,7 +20,6 @@ collection, GAE and saving are MaskablePPO's own.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
@@ -50,9 +50,16 @@ def kl_to_reference(policy: Any, reference: Any, obs: torch.Tensor,
     return terms.sum(1)
 
 
+def actor_parameters(policy: Any) -> list[Any]:
+    """The weights that shape the actor's output (with a shared extractor, that too)."""
+    mods = [policy.action_net, policy.mlp_extractor.policy_net, policy.pi_features_extractor]
+    return [p for m in mods for p in m.parameters()]
+
+
 def frozen_copy(policy: Any) -> Any:
     """A copy of ``policy`` in evaluation mode whose weights never train."""
-    ref = copy.deepcopy(policy)
+    ref = type(policy)(**policy._get_constructor_parameters())
+    ref.load_state_dict(policy.state_dict())
     ref.set_training_mode(False)
     for p in ref.parameters():
         p.requires_grad_(False)
@@ -122,6 +129,9 @@ class KLMaskablePPO(MaskablePPO):
                     seen["entropy"].append(ent.item())
                 policy.optimizer.zero_grad()
                 loss.backward()
+                if self.critic_only:  # a shared extractor must not move either
+                    for p in actor_parameters(policy):
+                        p.grad = None
                 torch.nn.utils.clip_grad_norm_(policy.parameters(), self.max_grad_norm)
                 policy.optimizer.step()
             self._n_updates += 1
