@@ -378,7 +378,18 @@ def main(argv: list[str] | None = None) -> int:
     (out / "results.json").write_text(json.dumps(summary, indent=2))
     for name, r in results.items():
         print(f"beats {name} (CI excludes zero):", "yes" if r["diff_ci95"][0] > 0 else "no")
+    print(compare_line(results, args.rules))
     return 0
+
+
+def compare_line(results: dict[str, Any], rules: str) -> str:
+    """This run's result next to the shipped agents' ladder rows for the preset."""
+    from agents.ppo import shipped_rows
+
+    mine = ", ".join(f"{r['diff_vs_bot']:+.3f} vs {name}" for name, r in results.items())
+    shipped = "; ".join(shipped_rows(rules)) or "none for this preset"
+    return (f"this run: {mine}; shipped ({rules}): {shipped}; how they were made: "
+            "docs/models.md")
 
 
 if __name__ == "__main__":

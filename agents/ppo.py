@@ -59,6 +59,29 @@ def read_metadata(path: Path) -> dict[str, Any] | None:
         return None
 
 
+def shipped_rows(rules: Any = "mil") -> list[str]:
+    """One short line per shipped model for the preset: its name and its measured ladder
+    rows against ``rules`` and ``greedy`` (from its metadata), e.g.
+    ``"fitted +0.149 vs rules, +0.389 vs greedy (20000 deals, seed 20261129)"``."""
+    preset = get_rules(rules).preset
+    lines = []
+    for kind in KINDS:
+        path = MODELS / f"{kind}_{preset}.zip"
+        meta = read_metadata(path) if path.exists() else None
+        if not meta:
+            continue
+        res = meta.get("results", {})
+        parts, deals, seed = [], None, res.get("seed")
+        for bot in ("rules", "greedy"):
+            row = res.get(f"{preset}/{kind}-{bot}")
+            if row:
+                parts.append(f"{row['diff']:+.3f} vs {bot}")
+                deals = row["deals"]
+        if parts:
+            lines.append(f"{kind} {', '.join(parts)} ({deals} deals, seed {seed})")
+    return lines
+
+
 class PPOAgent(BaseAgent):
     """Chooses with a MaskablePPO policy; illegal actions are masked out.
 

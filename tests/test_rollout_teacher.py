@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.greedy import Seen
-from agents.ppo import SHIPPED_MODEL
+from agents.ppo import MODELS
 from agents.rules_bot import RulesAgent
 from agents.training.advice import advice_planes
 from agents.training.distill import held_out_gain
@@ -31,6 +31,7 @@ from sichuan_env.view import seat_view
 from sichuan_env.vocab import SUIT_OF
 
 BOT = RulesAgent()
+SHIPPED_MODEL = MODELS / "fitted_mil.zip"
 
 
 def play_to_end(st, seats):

@@ -135,3 +135,16 @@ def test_resumed_run_takes_the_ppo_settings_written_on_the_command_line(tiny_run
     assert model.lr_schedule(1.0) == 0.002 and model.learning_rate == 0.002
     kept = MaskablePPO.load(str(ckpt), device="cpu")
     assert kept.batch_size == model.batch_size == 256
+
+
+def test_the_last_line_puts_the_run_next_to_the_shipped_agents():
+    import json
+
+    import train
+    from agents.ppo import MODELS
+
+    line = train.compare_line({"greedy": {"diff_vs_bot": -3.25}}, "mil")
+    assert line.startswith("this run: -3.250 vs greedy; shipped (mil): ")
+    meta = json.loads((MODELS / "fitted_mil.json").read_text())
+    assert f"fitted {meta['results']['mil/fitted-rules']['diff']:+.3f} vs rules" in line
+    assert "docs/models.md" in line
