@@ -1,6 +1,6 @@
 """Decisions per second of agents playing all four seats of a batch of tables.
 
-    python benchmarks/agents.py --agents rules,fitted,ppo --tables 256 --deals 512
+    python benchmarks/agent_speed.py --agents rules,fitted,ppo --tables 256 --deals 512
 
 Every decision of ``--deals`` deals (seeds 7,000,000 + i, ``--tables`` at a time) is made
 by the agent, input building (planes, seat views, advice) included; the rate is decisions
@@ -13,8 +13,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's packages, as the other benchmarks
 
 
 def decisions_per_second(spec: str, deals: int, tables: int, rules: str) -> tuple[int, float]:
