@@ -8,9 +8,9 @@ Command line::
 Seats are agent specs for :func:`sichuan_env.agent.make_agent`: ``random``, ``greedy``,
 ``rules``, ``fitted``, ``ppo``, ``best`` (shipped models: docs/models.md), ``ppo:PATH``,
 names registered by installed packages, import paths ``package.module:ClassName`` or
-``path/to/file.py:ClassName``, each optionally with ``?key=value&...`` arguments (``tests/data/mybot.py:MyBot?prefer=low``). A
-spec that does not resolve to a legal agent, or an output path that cannot be written,
-stops the command before the first deal with one line on stderr and exit status 2.
+``path/to/file.py:ClassName``, each optionally with ``?key=value&...`` arguments
+(``tests/data/mybot.py:MyBot?prefer=low``). A spec that does not resolve to a legal agent,
+or an output path that cannot be written, stops the command before the first deal with one line on stderr and exit status 2.
 
 Python::
 
