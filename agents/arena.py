@@ -10,7 +10,8 @@ Seats are agent specs for :func:`sichuan_env.agent.make_agent`: ``random``, ``gr
 names registered by installed packages, import paths ``package.module:ClassName`` or
 ``path/to/file.py:ClassName``, each optionally with ``?key=value&...`` arguments
 (``tests/data/mybot.py:MyBot?prefer=low``). A spec that does not resolve to a legal agent,
-or an output path that cannot be written, stops the command before the first deal with one line on stderr and exit status 2.
+or an output path that cannot be written, stops the command before the first deal with one
+line on stderr and exit status 2.
 
 Python::
 
