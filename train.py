@@ -310,6 +310,11 @@ def main(argv: list[str] | None = None) -> int:
             tensorboard_log=str(out / "tb"), device="cpu", verbose=0,
         )
     model.sichuan_rules = args.rules  # saved with the model: the preset its planes follow
+    from agents.training.layout import make_layout
+
+    model.sichuan_input = make_layout(  # and which planes it reads (agents/training/layout.py)
+        args.features == "analysis" or args.advice != "none",
+        None if args.advice == "none" else args.advice, args.oracle_critic)
     if self_play:
         env.unwrapped.opponents = make_opponents(args.opponents, args.seed, model)
     imitation = None

@@ -43,6 +43,8 @@ def test_train_writes_model_checkpoints_logs_and_results(tiny_run):
     assert 0.0 <= imitation["agreement"] <= 1.0 and imitation["history"]
     assert "imitation done" in stdout
     assert "final evaluation" in stdout and "beats random" in stdout
+    last = stdout.strip().splitlines()[-1]
+    assert last.startswith("this run: ") and "shipped (mil): fitted " in last
 
 
 def test_saved_model_is_a_legal_agent(tiny_run):
@@ -109,6 +111,9 @@ def test_advice_and_oracle_critic_run_end_to_end(tmp_path):
     agent = PPOAgent(tmp_path / "model.zip")
     assert agent.needs == "view" and agent.rules.preset == "mil"
     assert type(agent.model.policy).__name__ == "OracleCriticPolicy"
+    from agents.training.layout import make_layout
+
+    assert agent.model.sichuan_input == make_layout(True, "rules", oracle=True)
 
 
 def test_advice_does_not_combine_with_self_play(tmp_path):
