@@ -195,6 +195,9 @@ class SnapshotAgent(BaseAgent):
     def __init__(self, model: Any, deterministic: bool = False) -> None:
         import copy
 
+        from agents.training.layout import input_layout
+
+        self.layout = input_layout(model)
         self.policy = copy.deepcopy(model.policy)
         self.policy.set_training_mode(False)
         self.deterministic = deterministic
@@ -206,7 +209,7 @@ class SnapshotAgent(BaseAgent):
         if len(observations) == 0:
             return np.zeros(0, np.int64)
         obs = np.asarray(observations, np.float32)
-        if obs.shape[1:] != self.policy.observation_space.shape:
+        if self.layout["analysis"] and obs.shape[1] == self.layout["planes"]:
             obs = augment(obs)
         actions, _ = self.policy.predict(
             obs, deterministic=self.deterministic,

@@ -51,3 +51,27 @@ def test_a_saved_layout_travels_with_the_model_and_wins_over_inference(tmp_path)
     loaded.sichuan_input = make_layout(analysis=False)
     with pytest.raises(ValueError, match="adds up to 78"):
         input_layout(loaded)
+
+
+def test_a_snapshot_reads_the_layout_and_adds_the_analysis_planes_itself():
+    import numpy as np
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import SnapshotAgent
+    from agents.training.features import AnalysisVecEnv
+    from agents.training.ppo_policy import policy_kwargs
+    from sichuan_env import engine
+    from sichuan_env.observation import encode
+    from sichuan_env.vector import SichuanVecEnv
+
+    env = AnalysisVecEnv(SichuanVecEnv(1, opponents="random", seed=0))
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=8, device="cpu",
+                        policy_kwargs=policy_kwargs(features_dim=16, channels=4))
+    model.sichuan_input = make_layout(analysis=True)
+    snap = SnapshotAgent(model, deterministic=True)
+    assert snap.layout == make_layout(analysis=True)
+    st = engine.reset([1, 2])
+    masks = engine.legal_mask(st)
+    raw = encode(st, st.current.astype(np.intp))
+    acts = snap.act_batch(raw, masks)
+    assert masks[np.arange(2), acts].all()
