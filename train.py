@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -77,7 +79,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--gamma", type=float, default=0.995)
     p.add_argument("--ent-coef", type=float, default=0.01)
-    p.add_argument("--checkpoint-every", type=int, default=200_000, help="steps (200000)")
+    p.add_argument("--checkpoint-every", type=int, default=200_000,
+                   help="steps (200000; 0: off)")
     p.add_argument("--eval-every", type=int, default=200_000, help="steps (200000; 0: off)")
     p.add_argument("--eval-deals", type=int, default=500,
                    help="walls per periodic evaluation (each played 4 times, duplicate)")
@@ -116,19 +119,37 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+# Numeric options: (flag, smallest value). Zero is a legitimate value of --seed,
+# --env-runners (RLlib samples in the driver), --total-steps (warm start only),
+# --imitate-steps, --eval-every and --checkpoint-every (0: off).
+INT_LIMITS = (
+    ("--seed", 0), ("--env-runners", 0), ("--total-steps", 0), ("--tables", 1),
+    ("--n-steps", 1), ("--batch-size", 1), ("--epochs", 1), ("--checkpoint-every", 0),
+    ("--eval-every", 0), ("--eval-deals", 1), ("--final-eval-deals", 1),
+    ("--snapshot-every", 1), ("--imitate-steps", 0), ("--imitate-epochs", 1),
+    ("--threads", 1),
+)
+# (flag, smallest value, whether the smallest value itself is allowed); all finite
+FLOAT_LIMITS = (
+    ("--num-gpus-per-learner", 0.0, True), ("--lr", 0.0, False), ("--ent-coef", 0.0, True),
+    ("--time-limit", 0.0, True), ("--gamma", 0.0, False),
+)
+
+
 def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Arguments out of range: one line from argparse (``p.error``, exit status 2) before
-    any work is done."""
-    for flag, value, low in (("--tables", args.tables, 1), ("--batch-size", args.batch_size, 1),
-                             ("--n-steps", args.n_steps, 1), ("--epochs", args.epochs, 1),
-                             ("--env-runners", args.env_runners, 0),
-                             ("--total-steps", args.total_steps, 0),
-                             ("--imitate-steps", args.imitate_steps, 0)):
+    """Arguments out of range, an ``--out`` folder that cannot be created, a cluster that
+    does not answer: one line from argparse (``p.error``, exit status 2) before any work
+    is done."""
+    for flag, low in INT_LIMITS:
+        value = getattr(args, flag[2:].replace("-", "_"))
         if value < low:
             p.error(f"{flag} must be >= {low}, got {value}")
-    if not args.lr > 0:
-        p.error(f"--lr must be > 0, got {args.lr}")
-    if not 0 < args.gamma <= 1:
+    for flag, low, inclusive in FLOAT_LIMITS:
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not math.isfinite(value) or value < low or (value == low and not inclusive):
+            p.error(f"{flag} must be a number {'>=' if inclusive else '>'} {low:g}, "
+                    f"got {value}")
+    if args.gamma > 1:
         p.error(f"--gamma must be in (0, 1], got {args.gamma}")
     seats = [s.strip() for s in args.learner_seats.split(",")]
     if not seats or any(s not in ("0", "1", "2", "3") for s in seats) or len(set(seats)) != len(
@@ -138,6 +159,39 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     if args.resume is not None and not (Path(args.resume).exists() or (
             args.backend == "sb3" and Path(args.resume + ".zip").is_file())):
         p.error(f"--resume: no such checkpoint {args.resume!r}")
+    if args.address is not None:
+        if args.backend != "rllib":
+            p.error("--address joins a Ray cluster for --backend rllib; add --backend rllib")
+        from agents.training.cluster import address_problem
+
+        problem = address_problem(args.address)
+        if problem is not None:
+            p.error(problem)
+    problem = out_problem(args.out)
+    if problem is not None:
+        p.error(problem)
+
+
+def out_problem(path: str) -> str | None:
+    """Why the output folder ``path`` cannot be used, or None. A missing folder is
+    created and removed again, so that nothing is left behind by a refused run."""
+    out = Path(path)
+    if out.exists():
+        if not out.is_dir():
+            return f"--out {path} is a file; give a folder (it is created if missing)"
+        if not os.access(out, os.W_OK | os.X_OK):
+            return f"--out {path}: the folder is not writable"
+        return None
+    missing = [out]
+    while not missing[-1].parent.exists() and missing[-1].parent != missing[-1]:
+        missing.append(missing[-1].parent)
+    try:
+        out.mkdir(parents=True)
+    except OSError as err:
+        return f"--out {path}: cannot create the folder: {err.strerror or err}"
+    for folder in missing:  # deepest first
+        folder.rmdir()
+    return None
 
 
 def resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -156,29 +210,28 @@ def resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def make_opponents(spec: str, seed: int, model: Any = None) -> list[Any]:
+    """The three opponents of ``--opponents`` (one name or three; ``self``: one frozen copy
+    of ``model`` for all its seats), built by :func:`sichuan_env.agent.seat_agents`: equal
+    names are one agent, seeded by :func:`sichuan_env.seeding.agent_seed` of ``seed``."""
     from agents.ppo import SnapshotAgent
-    from sichuan_env.agent import make_agent
+    from sichuan_env.agent import seat_agents
 
     names = [s.strip() for s in spec.split(",") if s.strip()]
     if len(names) not in (1, 3):
         raise SystemExit(f"--opponents takes one name or three, got {spec!r}")
     if len(names) == 1:
         names = names * 3
-    out = []
-    snapshot = None
-    for i, name in enumerate(names):
-        if name == "self":
-            if model is None:
-                raise SystemExit("--opponents self needs a model (internal error)")
-            snapshot = snapshot or SnapshotAgent(model)  # one frozen copy for all its seats
-            out.append(snapshot)
-        else:
-            try:
-                out.append(make_agent(name, seed=seed + 101 * i))
-            except ValueError as err:  # one line, no traceback, exit status 2
-                print(f"error: {err}", file=sys.stderr)
-                raise SystemExit(2) from None
-    return out
+    if "self" in names:
+        if model is None:
+            raise SystemExit("--opponents self needs a model (internal error)")
+        snapshot = SnapshotAgent(model)  # one frozen copy for all its seats
+        names = [snapshot if n == "self" else n for n in names]
+    try:
+        built = seat_agents(names, seed)
+    except ValueError as err:  # one line, no traceback, exit status 2
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return [built.agents[k] for k in built.seat_agent]
 
 
 def warm_start(model: Any, env: Any, teacher: Any, args: argparse.Namespace) -> dict[str, Any]:
@@ -353,8 +406,9 @@ def main(argv: list[str] | None = None) -> int:
             return True
 
     callbacks = CallbackList([
-        CheckpointCallback(save_freq=max(1, args.checkpoint_every // n_envs),
-                           save_path=str(out / "checkpoints"), name_prefix="ppo"),
+        *([CheckpointCallback(save_freq=max(1, args.checkpoint_every // n_envs),
+                              save_path=str(out / "checkpoints"), name_prefix="ppo")]
+          if args.checkpoint_every else []),
         Periodic(),
     ])
     print(f"training MaskablePPO: {args.total_steps:,} steps, {n_envs} envs "

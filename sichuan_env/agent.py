@@ -51,6 +51,11 @@ real deals before they are returned. Every failure (import, construction, protoc
 validation) raises :class:`AgentSpecError` (a ``ValueError``) with one line that says
 what is wrong.
 
+**A run's seats.** :func:`seat_agents` builds the agents of a list of seats from specs
+(or objects) the one way every run does (the arena, the environments' opponents,
+``train.py``, terminal play): equal specs are one agent, and the ``k``-th distinct one is
+seeded with :func:`sichuan_env.seeding.agent_seed` (docs/seeding.md).
+
 This module imports nothing from the ``agents`` package; the project's bots are named
 by module path strings and imported only when asked for.
 """
@@ -62,6 +67,8 @@ import importlib.util
 import inspect
 import re
 import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -80,12 +87,14 @@ from sichuan_env.driver import (
     input_row,
 )
 from sichuan_env.rules import Rules, get_rules
+from sichuan_env.seeding import agent_seed
 from sichuan_env.view import SeatView
 
 __all__ = [
     "Agent", "BaseAgent", "RandomAgent", "validate_agent", "NO_OBSERVATION", "needs_observation",
     "make_agent", "known_agents", "AgentSpecError", "parse_spec", "ENTRY_POINT_GROUP",
-    "BUILTIN_AGENTS", "NEEDS", "agent_needs", "agent_input", "input_row",
+    "BUILTIN_AGENTS", "NEEDS", "agent_needs", "agent_input", "input_row", "SeatAgents",
+    "seat_agents",
 ]
 
 ENTRY_POINT_GROUP = "sichuan_env.agents"
@@ -100,6 +109,7 @@ BUILTIN_AGENTS: dict[str, str] = {
     "fitted": "agents.ppo:fitted_agent",
     "best": "agents.ppo:best_agent",
     "rllib": "agents.rllib_agent:RLlibAgent",
+    "search": "agents.search:SearchAgent",
 }
 #: Registered names that need an argument, with how it is shown in messages.
 _ARGUMENT_HINTS = {"rllib": "PATH"}
@@ -169,6 +179,9 @@ class RandomAgent(BaseAgent):
 
     needs = "nothing"
     needs_observation = False
+    #: The driver draws this class's moves with its compiled uniform chooser (the same
+    #: draws and moves as ``act_batch``); subclasses do not inherit that.
+    uniform_legal_draws = True
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
@@ -448,3 +461,66 @@ def make_agent(spec: str, seed: int | None = None, *, validate: bool | None = No
         if callable(reset):
             reset()
     return agent
+
+
+# ----------------------------------------------------------------------------- seats
+
+
+def spec_name(agent: Any) -> str:
+    """How a run names a seat's agent: the spec string itself, else the agent's ``name``
+    attribute, else its repr."""
+    return agent if isinstance(agent, str) else getattr(agent, "name", None) or repr(agent)
+
+
+@dataclass(frozen=True)
+class SeatAgents:
+    """The agents of a set of seats: ``agents[seat_agent[i]]`` plays seat ``i`` of the
+    given list; ``names[k]`` names ``agents[k]`` (the spec, or the object's name)."""
+
+    names: list[str]
+    agents: list[Any]
+    seat_agent: np.ndarray  # (n,) intp
+
+
+def seat_agents(specs: Sequence[Any], seed: int | None = None, preset: str | None = None,
+                *, salt: int = 0, key: Callable[[Any], Any] | None = None) -> SeatAgents:
+    """Build the agents of ``specs`` (one per seat: a spec string for :func:`make_agent`
+    or an agent object). Equal specs are one agent (``key``: what makes two equal;
+    default the spec string itself for strings and the object for objects); the ``k``-th
+    distinct one (k = 1, 2, ... in seat order) built from a spec gets the seed
+    :func:`sichuan_env.seeding.agent_seed` ``(seed, k, salt)`` and the rule ``preset``.
+    Objects are checked for ``act`` and ``act_batch`` (``TypeError`` otherwise)."""
+    names: list[str] = []
+    agents: list[Any] = []
+    keys: list[Any] = []
+    seat = np.empty(len(specs), np.intp)
+    for i, spec in enumerate(specs):
+        k = (spec if isinstance(spec, str) else _Same(spec)) if key is None else key(spec)
+        if k not in keys:
+            keys.append(k)
+            names.append(spec_name(spec))
+            if isinstance(spec, str):
+                agents.append(make_agent(spec, seed=agent_seed(seed, len(keys), salt),
+                                         preset=preset))
+            else:
+                gaps = _protocol_gaps(spec)
+                if gaps:
+                    raise TypeError(f"agent {spec!r} lacks {' and '.join(gaps)} (see "
+                                    "sichuan_env.agent.Agent)")
+                agents.append(spec)
+        seat[i] = keys.index(k)
+    return SeatAgents(names, agents, seat)
+
+
+class _Same:
+    """Compares equal to the same object only (agents need not be hashable)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.obj is self.obj
+
+    __hash__ = None  # type: ignore[assignment]

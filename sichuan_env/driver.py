@@ -12,7 +12,14 @@ through this module:
    the built-in random agent's moves are drawn by a compiled kernel instead
    (:func:`uniform_legal_actions`: the same draws and moves as its ``act_batch``);
 3. :func:`play_step` does that and steps the engine in place (optionally with
-   auto-reset); tables that are not to move are left alone.
+   auto-reset); tables that are not to move are left alone;
+4. :func:`play_until_learner` repeats :func:`play_step` for the seats that agents play
+   until every table is finished or waits for a learner seat (the environments'
+   opponents, play-outs), adding up the points paid meanwhile.
+
+The agents of a set of seats are built from specs by
+:func:`sichuan_env.agent.seat_agents` (one seed formula, :func:`sichuan_env.seeding.agent_seed`),
+which gives the ``agents`` list and the seat-to-agent indices these functions take.
 
 **What an agent needs.** An agent declares it with the attribute ``needs``:
 
@@ -54,7 +61,7 @@ from sichuan_env.view import SeatView, seat_view
 __all__ = [
     "NEEDS", "NO_OBSERVATION", "agent_needs", "agent_input", "check_actions", "check_action",
     "choose", "play_step", "agent_label", "input_row", "uniform_legal_actions",
-    "builtin_random_rng",
+    "builtin_random_rng", "play_until_learner",
 ]
 
 #: The values of an agent's ``needs`` attribute.
@@ -206,12 +213,12 @@ def builtin_random_rng(agent: object) -> np.random.Generator | None:
     """The generator of the built-in :class:`~sichuan_env.agent.RandomAgent` (exactly that
     class, not a subclass, with a numpy Generator), else None: :func:`choose` then draws
     its moves with :func:`uniform_legal_actions`, the same draws and moves as its
-    ``act_batch`` without the per-call Python."""
-    from sichuan_env.agent import RandomAgent  # (sichuan_env.agent imports this module)
-
-    if type(agent) is not RandomAgent:
+    ``act_batch`` without the per-call Python. The class says so itself with the class
+    attribute ``uniform_legal_draws = True`` in its own body (a subclass does not count),
+    so this module need not import :mod:`sichuan_env.agent`."""
+    if not vars(type(agent)).get("uniform_legal_draws", False):
         return None
-    rng = agent.rng
+    rng = getattr(agent, "rng", None)
     return rng if isinstance(rng, np.random.Generator) else None
 
 
@@ -248,6 +255,64 @@ def play_step(state: State, rows: np.ndarray, agents: Sequence[Any],
     if held.size:
         result[2][held] = False  # the held tables did not finish
     return acts, result
+
+
+def play_until_learner(state: State, seat_agent: np.ndarray, agents: Sequence[Any], *,
+                       rows: np.ndarray | None = None, rewards: np.ndarray | None = None,
+                       names: Sequence[str] | None = None,
+                       table_label: TableLabel | None = None,
+                       max_moves: int = 100_000) -> np.ndarray:
+    """Play the seats that agents play at tables ``rows`` (default: all) until each of
+    those tables is finished or waits for a learner seat, with :func:`play_step`;
+    returns the (B, 4) float64 points paid meanwhile (added to ``rewards`` when given).
+
+    ``seat_agent`` is (4,) or (B, 4) int: the index in ``agents`` of the agent playing
+    each seat (of each table), -1 for a learner seat, whose decisions the caller makes.
+    Every table moves at once: one ``act_batch`` per agent per round."""
+    B = state.batch_size
+    total = np.zeros((B, 4), np.float64) if rewards is None else rewards
+    seat_agent = np.asarray(seat_agent)
+    if seat_agent.shape not in ((4,), (B, 4)) or seat_agent.dtype.kind not in "iu":
+        raise ValueError(f"seat_agent must be (4,) or ({B}, 4) integers, got "
+                         f"{seat_agent.dtype} {seat_agent.shape}")
+    if seat_agent.size and int(seat_agent.max()) >= len(agents):
+        raise ValueError(f"seat_agent names agent {int(seat_agent.max())}, but "
+                         f"{len(agents)} agents are given")
+    rows = np.arange(B) if rows is None else np.asarray(rows, np.intp)
+    if B == 1 and seat_agent.ndim == 1 and rows.size == 1:  # one table: nothing to hold
+        return _play_one_table(state, seat_agent, agents, total, names, table_label,
+                               max_moves)
+    for _ in range(max_moves):
+        live = rows[~state.done[rows]]
+        seats = state.current[live].astype(np.intp)
+        who = seat_agent[seats] if seat_agent.ndim == 1 else seat_agent[live, seats]
+        moving = who >= 0
+        if not moving.any():
+            return total
+        _, (_, r, _) = play_step(state, live[moving], agents, who[moving], names=names,
+                                 table_label=table_label)
+        total += r
+    raise RuntimeError(f"agents did not reach a learner decision within {max_moves} moves")
+
+
+def _play_one_table(state: State, seat_agent: np.ndarray, agents: Sequence[Any],
+                    total: np.ndarray, names: Sequence[str] | None,
+                    table_label: TableLabel | None, max_moves: int) -> np.ndarray:
+    """:func:`play_until_learner` of a batch of one table (the same choices and steps,
+    with less bookkeeping per move)."""
+    row = np.zeros(1, np.intp)
+    action = np.zeros(1, np.int64)
+    for _ in range(max_moves):
+        if state.done[0]:
+            return total
+        k = int(seat_agent[state.current[0]])
+        if k < 0:
+            return total
+        action[0] = choose(state, row, (agents[k],), names=None if names is None else
+                           (names[k],), table_label=table_label)[0]
+        _, r, _ = engine.step(state, action, inplace=True)
+        total += r
+    raise RuntimeError(f"agents did not reach a learner decision within {max_moves} moves")
 
 
 

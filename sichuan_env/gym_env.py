@@ -14,7 +14,8 @@ learner_seat       0..3, or ``"random"`` (a new seat, drawn from ``np_random``, 
 opponents          one agent for the three other seats or a list of three, for the seats
                    after the learner counter-clockwise (learner + 1, + 2, + 3); default
                    :class:`~sichuan_env.agent.RandomAgent`, reseeded by ``reset(seed=...)``;
-                   agents may be given by spec string (``"greedy"``, ``"pkg.mod:Bot"``)
+                   agents may be given by spec string (``"greedy"``, ``"pkg.mod:Bot"``);
+                   they play through :func:`sichuan_env.driver.play_until_learner`
 observation        ``Box((78, 27), float32)``: :func:`sichuan_env.observation.encode` for the
                    learner (planes documented there)
 action             ``Discrete(88)`` (:mod:`sichuan_env.actions`); ``action_masks()`` -> (88,)
@@ -43,8 +44,8 @@ from gymnasium import spaces
 
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
-from sichuan_env.agent import Agent, RandomAgent, make_agent
-from sichuan_env.driver import check_action, choose
+from sichuan_env.agent import Agent, seat_agents
+from sichuan_env.driver import check_action, play_until_learner
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import OBS_VERSION, SeatEncoder, observation_bounds
 from sichuan_env.render import render_html, render_text
@@ -59,15 +60,15 @@ def opponent_list(
     opponents: Agent | str | Sequence[Agent | str] | None, seed: int | None = None,
     preset: str | None = None,
 ) -> list:
-    """Three agents from one agent, a list of three, or None (random agents). An agent may
-    be given by its spec string (:func:`sichuan_env.agent.make_agent`: a name such as
-    ``"greedy"`` or an import path such as ``"mypkg.bots:MyBot"``); equal specs in one list
-    are one agent, seeded from ``seed`` (and told the rule ``preset`` when it asks for
-    ``rules``)."""
+    """Three agents from one agent, a list of three, or None (one random agent for all
+    three). An agent may be given by its spec string (:func:`sichuan_env.agent.make_agent`:
+    a name such as ``"greedy"`` or an import path such as ``"mypkg.bots:MyBot"``); equal
+    specs in one list are one agent, built by :func:`sichuan_env.agent.seat_agents` (seeds
+    :func:`sichuan_env.seeding.agent_seed` of ``seed``, the rule ``preset`` for agents that
+    ask for ``rules``)."""
     if opponents is None:
-        base = None if seed is None else seed + 1
-        return [RandomAgent(base)] * 3
-    if isinstance(opponents, Sequence) and not isinstance(opponents, str):
+        opp: list = ["random"] * 3
+    elif isinstance(opponents, Sequence) and not isinstance(opponents, str):
         opp = list(opponents)
         if len(opp) == 1:
             opp = opp * 3
@@ -75,17 +76,8 @@ def opponent_list(
             raise ValueError(f"opponents: one agent or a list of three, got {len(opp)}")
     else:
         opp = [opponents] * 3
-    built: dict[str, Any] = {}
-    for i, a in enumerate(opp):
-        if isinstance(a, str):
-            if a not in built:
-                built[a] = make_agent(a, seed=None if seed is None else seed + 1 + len(built),
-                                      preset=preset)
-            opp[i] = built[a]
-    for a in opp:
-        if not hasattr(a, "act") or not hasattr(a, "act_batch"):
-            raise TypeError(f"opponent {a!r} lacks act/act_batch (see sichuan_env.agent.Agent)")
-    return opp
+    built = seat_agents(opp, seed, preset)
+    return [built.agents[k] for k in built.seat_agent]
 
 
 class SichuanSingleEnv(gym.Env):
@@ -127,6 +119,9 @@ class SichuanSingleEnv(gym.Env):
         self._mask = np.zeros(N_ACTIONS, bool)
         self._action = np.zeros(1, np.int64)  # one move, as the engine takes it
         self._encoder: SeatEncoder | None = None  # the learner's observations of state
+        self._seats_key: tuple = ()  # (seat, opponents' ids) that _seat_agent was built for
+        self._agents: list = []
+        self._seat_agent = np.full(4, -1, np.intp)
 
     # ------------------------------------------------------------------ API
     def reset(
@@ -197,19 +192,23 @@ class SichuanSingleEnv(gym.Env):
         learner's points meanwhile and whether the match ended."""
         st = self.state
         assert st is not None
-        reward = 0.0
-        me = self.seat
-        action = self._action
-        while not st.done[0]:
-            seat = int(st.current[0])
-            if seat == me:
-                self._mask = st.legal_action_mask[0].copy()
-                return reward, False
-            action[0] = choose(st, _ROW, (self.opponents[(seat - me) % 4 - 1],))[0]
-            st, r, _ = engine.step(st, action, inplace=True)
-            reward += float(r[0, me])
-        self._mask = np.zeros(N_ACTIONS, bool)
-        return reward, True
+        key = (self.seat, *map(id, self.opponents))
+        if self._seats_key != key:  # seat -> opponent, for the driver
+            self._seats_key = key
+            self._agents = []
+            self._seat_agent = np.full(4, -1, np.intp)  # -1: the learner's seat
+            for j, a in enumerate(self.opponents):
+                if not any(a is b for b in self._agents):
+                    self._agents.append(a)
+                k = next(i for i, b in enumerate(self._agents) if b is a)
+                self._seat_agent[(self.seat + 1 + j) % 4] = k
+        paid = play_until_learner(st, self._seat_agent, self._agents, rows=_ROW)
+        reward = float(paid[0, self.seat])
+        if st.done[0]:
+            self._mask = np.zeros(N_ACTIONS, bool)
+            return reward, True
+        self._mask = st.legal_action_mask[0].copy()
+        return reward, False
 
     def _obs(self) -> np.ndarray:
         st = self.state

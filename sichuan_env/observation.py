@@ -57,7 +57,7 @@ The planes are a pure function of the seat view (:mod:`sichuan_env.view`):
 :func:`encode` runs the view kernel and the plane kernel row by row inside one compiled loop
 (numba; over tables in parallel for large batches when numba has more than two threads),
 so one table and many go through the same code. ``rows`` restricts the work to some
-tables. ``tests/reference_observation.py`` keeps the former numpy encoder as an
+tables. ``tests/support/reference_observation.py`` keeps the former numpy encoder as an
 independent reference; a differential test checks that both give the same bits.
 """
 

@@ -12,6 +12,9 @@ by name: ``discard 5m``, ``void 5m``, ``void s``, ``kong 5m``, ``kong``, ``pung`
 ``pass`` (a bare tile such as ``5m`` means ``discard 5m``; ``?`` lists the choices again;
 ``quit`` leaves). An illegal choice is refused and the legal ones are printed.
 ``--auto-first`` plays the first legal choice for you (for tests and demos).
+
+``python -m sichuan_env.play --web`` serves the same game as a page to play in a browser
+(:mod:`sichuan_env.web.cli` lists its options).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from sichuan_env.actions import action_from_str, action_to_str
-from sichuan_env.agent import make_agent
+from sichuan_env.agent import seat_agents
 from sichuan_env.driver import choose
 from sichuan_env.game import Game
 from sichuan_env.rules import get_rules
@@ -58,15 +61,14 @@ def play(opponents: list[Any], seat: int = 0, seed: int = 0, rules: str = "mil",
          auto_first: bool = False, stdin: TextIO | None = None,
          stdout: TextIO | None = None) -> list[int]:
     """Play one deal; returns the final scores (seat order). ``opponents``: one or three
-    agents, as objects or spec strings."""
+    agents, as objects or spec strings (the seats after ``seat`` in seat order; built by
+    :func:`sichuan_env.agent.seat_agents` from ``seed``: equal specs are one agent)."""
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
-    bots = {}
     others = [s for s in range(4) if s != seat]
-    for i, s in enumerate(others):
-        spec = opponents[i] if len(opponents) == 3 else opponents[0]
-        bots[s] = (make_agent(spec, seed=seed * 10 + s, preset=get_rules(rules).preset)
-                   if isinstance(spec, str) else spec)
+    specs = list(opponents) if len(opponents) == 3 else [opponents[0]] * 3
+    built = seat_agents(specs, seed, get_rules(rules).preset)
+    bots = {s: built.agents[k] for s, k in zip(others, built.seat_agent.tolist(), strict=True)}
     g = Game.new(seed, rules)
     print(f"Sichuan Bloody mahjong, seed {seed}, rules {rules}. You are seat {seat}"
           f"{' (dealer)' if seat == 0 else ''}.", file=out)
@@ -120,6 +122,11 @@ def play(opponents: list[Any], seat: int = 0, seed: int = 0, rules: str = "mil",
 
 
 def main(argv: list[str] | None = None) -> int:
+    args_in = sys.argv[1:] if argv is None else list(argv)
+    if "--web" in args_in:  # the browser version: sichuan_env/web/cli.py
+        from sichuan_env.web.cli import main as web_main
+
+        return web_main(args_in)
     p = argparse.ArgumentParser(prog="python -m sichuan_env.play",
                                 description="Play a deal against the bots.")
     p.add_argument("--opponents", default="rules",
@@ -129,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rules", default="mil")
     p.add_argument("--auto-first", action="store_true",
                    help="play the first legal choice automatically")
-    args = p.parse_args(argv)
+    p.add_argument("--web", action="store_true",
+                   help="play in a browser instead (options: --web --help)")
+    args = p.parse_args(args_in)
     opp = [s.strip() for s in args.opponents.split(",")]
     if len(opp) not in (1, 3):
         p.error("--opponents takes one agent or three")

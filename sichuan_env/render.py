@@ -6,7 +6,10 @@ and a header (deal, phase, whose turn, tiles left in the wall, the tile under cl
 
 ``viewer=None`` shows everything (a spectator with perfect information); ``viewer=s``
 shows what seat ``s`` knows: other hands as backs, their set-aside tiles as a back and
-their forbidden suits only once revealed.
+their forbidden suits only once revealed. What is shown is decided in one place,
+:func:`sichuan_env.view.table_view`; ``render_view_text(tv)`` and ``render_view_html(tv)``
+draw a :class:`~sichuan_env.view.TableView` (``render_text`` and ``render_html`` build one
+and call them).
 
 =================  ========================  =====================================
 shown              Unicode (default)          ASCII (``ascii=True``)
@@ -32,6 +35,7 @@ import numpy as np
 
 from sichuan_env.state import CLAIM, DONE, END_NAMES, PHASE_NAMES, ROB, State
 from sichuan_env.tiles import SUITS, glyph, tile_str
+from sichuan_env.view import HIDDEN, TableView, table_view
 from sichuan_env.vocab import (
     CONCEALED_KONG,
     MELDED_KONG,
@@ -67,43 +71,35 @@ def _check(state: State, table: int, viewer: int | None) -> None:
         raise ValueError(f"viewer must be None or a seat 0..3, got {viewer}")
 
 
-def _seat_view(state: State, t: int, seat: int, viewer: int | None, ascii: bool) -> dict:
+def _seat_facts(tv: TableView, seat: int, ascii: bool) -> dict:
     """The facts shown for one seat, as strings."""
-    shown = viewer is None or viewer == seat
-    hand = state.hand[t, seat]
-    kinds = np.repeat(np.arange(27), hand)
-    sa = int(state.set_aside[t, seat])
-    if shown:
-        hand_s = _tiles(kinds, ascii)
+    hand = tv.hand[seat]
+    sa = int(tv.set_aside[seat])
+    if hand is not None:
+        hand_s = _tiles(np.repeat(np.arange(27), hand), ascii)
         aside = f"[{_tile(sa, ascii)}]" if sa >= 0 else ""
     else:
         back = "##" if ascii else BACK
-        hand_s = (" " if ascii else "").join([back] * int(hand.sum()))
-        aside = f"[{back}]" if sa >= 0 else ""
+        hand_s = (" " if ascii else "").join([back] * int(tv.hand_size[seat]))
+        aside = f"[{back}]" if sa == HIDDEN else ""
     melds = []
-    for k in np.flatnonzero(state.meld[t, seat]):
-        code = int(state.meld[t, seat, k])
+    for k in np.flatnonzero(tv.meld[seat]):
+        code = int(tv.meld[seat, k])
         n = 3 if code == PUNG else 4
         label = _MELD_LABEL[code]
         melds.append(f"{label} {_tiles([k] * n, ascii) if not ascii else tile_str(k)}")
-    n_disc = int(state.river_len[t, seat])
-    discards = _tiles(state.river[t, seat, :n_disc], ascii)
-    vd = int(state.void[t, seat])
-    if vd >= 0 and (shown or state.void_revealed[t, seat]):
-        void = SUITS[vd]
-    elif vd >= 0:
-        void = "?"
-    else:
-        void = "-"
+    discards = _tiles(tv.river[seat], ascii)
+    vd = int(tv.void[seat])
+    void = SUITS[vd] if vd >= 0 else "?" if vd == HIDDEN else "-"
     hu = ""
-    if state.hu[t, seat]:
-        self_drawn = int(state.hu_from[t, seat]) == seat
-        if self_drawn and not shown:  # a self-drawn winning tile is turned face down
-            hu = f"HU#{int(state.hu_rank[t, seat]) + 1} self-drawn"
+    if tv.hu[seat]:
+        self_drawn = int(tv.hu_from[seat]) == seat
+        if tv.hu_tile[seat] < 0:  # a self-drawn winning tile lies face down
+            hu = f"HU#{int(tv.hu_rank[seat]) + 1} self-drawn"
         else:
-            tile = _tile(int(state.hu_tile[t, seat]), ascii)
-            how = "self-drawn" if self_drawn else f"from seat {int(state.hu_from[t, seat])}"
-            hu = f"HU#{int(state.hu_rank[t, seat]) + 1} on {tile} ({how})"
+            tile = _tile(int(tv.hu_tile[seat]), ascii)
+            how = "self-drawn" if self_drawn else f"from seat {int(tv.hu_from[seat])}"
+            hu = f"HU#{int(tv.hu_rank[seat]) + 1} on {tile} ({how})"
     return {
         "hand": hand_s,
         "aside": aside,
@@ -111,27 +107,23 @@ def _seat_view(state: State, t: int, seat: int, viewer: int | None, ascii: bool)
         "discards": discards,
         "void": void,
         "hu": hu,
-        "score": int(state.scores[t, seat]),
-        "match": int(state.match_scores[t, seat]),
+        "score": int(tv.scores[seat]),
+        "match": int(tv.match_scores[seat]),
     }
 
 
-def _header(state: State, t: int, ascii: bool) -> tuple[str, str]:
-    ph = int(state.phase[t])
-    cur = int(state.current[t])
-    deal = f"deal {int(state.deal_index[t]) + 1}/{state.rules.deals_per_match}"
-    head = f"{deal} | phase {PHASE_NAMES[ph]} | wall {int(state.wall_left[t])}"
+def _header(tv: TableView, ascii: bool) -> tuple[str, str]:
+    ph = tv.phase
+    deal = f"deal {tv.deal_index + 1}/{tv.deals_per_match}"
+    head = f"{deal} | phase {PHASE_NAMES[ph]} | wall {tv.wall_left}"
     if ph == DONE:
-        head += f" | ended: {END_NAMES[int(state.end_reason[t])]}"
+        head += f" | ended: {END_NAMES[tv.end_reason]}"
     else:
-        head += f" | to act: seat {cur}"
+        head += f" | to act: seat {tv.current}"
     claim = ""
-    if ph in (CLAIM, ROB) and state.claim_tile[t] >= 0:
+    if ph in (CLAIM, ROB) and tv.claim_tile >= 0:
         what = "kong tile (may be robbed)" if ph == ROB else "discard"
-        claim = (
-            f"under claim: {_tile(int(state.claim_tile[t]), ascii)} "
-            f"({what} of seat {int(state.active[t])})"
-        )
+        claim = f"under claim: {_tile(tv.claim_tile, ascii)} ({what} of seat {tv.active})"
     return head, claim
 
 
@@ -140,25 +132,27 @@ def render_text(
 ) -> str:
     """A multi-line text view of ``table`` as seen by ``viewer`` (None = everything)."""
     _check(state, table, viewer)
-    t = table
-    head, claim = _header(state, t, ascii)
+    return render_view_text(table_view(state, table, viewer), ascii)
+
+
+def render_view_text(tv: TableView, ascii: bool = False) -> str:
+    """:func:`render_text` of a :class:`~sichuan_env.view.TableView`."""
+    head, claim = _header(tv, ascii)
     lines = [head]
     if claim:
         lines.append(claim)
-    dealer = int(state.dealer[t])
-    cur = int(state.current[t])
-    live = state.phase[t] != DONE
+    live = tv.phase != DONE
     for seat in range(4):
-        v = _seat_view(state, t, seat, viewer, ascii)
-        wind = SEAT_WINDS[(seat - dealer) % 4]
-        mark = ">" if live and seat == cur else " "
+        v = _seat_facts(tv, seat, ascii)
+        wind = SEAT_WINDS[(seat - tv.dealer) % 4]
+        mark = ">" if live and seat == tv.current else " "
         tags = [f"void {v['void']}"]
-        if seat == viewer:
+        if seat == tv.viewer:
             tags.append("you")
         if v["hu"]:
             tags.append(v["hu"])
         score = f"score {v['score']:+d}"
-        if state.rules.deals_per_match > 1:
+        if tv.deals_per_match > 1:
             score += f" (match {v['match']:+d})"
         lines.append(f"{mark}seat {seat} ({wind}) {' | '.join(tags)} | {score}")
         hand = (v["hand"] + " " + v["aside"]).strip()
@@ -184,33 +178,34 @@ def _html_tiles(kinds) -> str:
 def render_html(state: State, table: int = 0, viewer: int | None = None) -> str:
     """An HTML table of ``table`` (for notebooks); same content as :func:`render_text`."""
     _check(state, table, viewer)
-    t = table
-    head, claim = _header(state, t, ascii=True)
-    dealer = int(state.dealer[t])
-    cur = int(state.current[t])
-    live = state.phase[t] != DONE
+    return render_view_html(table_view(state, table, viewer))
+
+
+def render_view_html(tv: TableView) -> str:
+    """:func:`render_html` of a :class:`~sichuan_env.view.TableView`."""
+    head, claim = _header(tv, ascii=True)
+    live = tv.phase != DONE
     rows = []
     for seat in range(4):
-        v = _seat_view(state, t, seat, viewer, ascii=True)
-        shown = viewer is None or viewer == seat
-        if shown:
-            hand = _html_tiles(np.repeat(np.arange(27), state.hand[t, seat]))
-            sa = int(state.set_aside[t, seat])
+        v = _seat_facts(tv, seat, ascii=True)
+        if tv.hand[seat] is not None:
+            hand = _html_tiles(np.repeat(np.arange(27), tv.hand[seat]))
+            sa = int(tv.set_aside[seat])
             if sa >= 0:
                 hand += f" [{_html_tiles([sa])}]"
         else:
-            hand = BACK * int(state.hand[t, seat].sum())
-            if state.set_aside[t, seat] >= 0:
+            hand = BACK * int(tv.hand_size[seat])
+            if tv.set_aside[seat] == HIDDEN:
                 hand += f" [{BACK}]"
         melds = " ".join(
-            f"{_MELD_LABEL[int(state.meld[t, seat, k])]} {_html_tiles([k])}"
-            for k in np.flatnonzero(state.meld[t, seat])
+            f"{_MELD_LABEL[int(tv.meld[seat, k])]} {_html_tiles([k])}"
+            for k in np.flatnonzero(tv.meld[seat])
         )
-        river = _html_tiles(state.river[t, seat, : int(state.river_len[t, seat])])
-        cls = ' class="cur"' if live and seat == cur else ""
-        wind = SEAT_WINDS[(seat - dealer) % 4]
+        river = _html_tiles(tv.river[seat])
+        cls = ' class="cur"' if live and seat == tv.current else ""
+        wind = SEAT_WINDS[(seat - tv.dealer) % 4]
         rows.append(
-            f"<tr{cls}><th>seat {seat} ({wind}){' (you)' if seat == viewer else ''}</th>"
+            f"<tr{cls}><th>seat {seat} ({wind}){' (you)' if seat == tv.viewer else ''}</th>"
             f"<td>{html.escape(v['void'])}</td><td class='t'>{hand}</td>"
             f"<td class='t'>{melds}</td><td class='t'>{river}</td>"
             f"<td>{html.escape(v['hu'])}</td><td>{v['score']:+d}</td></tr>"

@@ -93,9 +93,8 @@ from ray.rllib.utils.metrics import (
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
 from sichuan_env import engine
-from sichuan_env.actions import N_ACTIONS, action_to_str
-from sichuan_env.driver import choose
-from sichuan_env.engine import IllegalActionError
+from sichuan_env.actions import N_ACTIONS
+from sichuan_env.driver import check_actions, choose
 from sichuan_env.observation import OBS_SHAPE, encode, observation_bounds
 from sichuan_env.rules import get_rules
 from sichuan_env.state import State
@@ -111,11 +110,10 @@ def _opponents(spec: Any, seed: int | None = None) -> list | None:
     if spec is None:
         return None
     if isinstance(spec, str):  # agent specs for sichuan_env.agent.make_agent
-        from sichuan_env.agent import make_agent
+        from sichuan_env.agent import seat_agents
 
-        names = [n.strip() for n in spec.split(",") if n.strip()]
-        spec = [make_agent(n, seed=None if seed is None else seed + 101 * i)
-                for i, n in enumerate(names)]
+        built = seat_agents([n.strip() for n in spec.split(",") if n.strip()], seed)
+        spec = [built.agents[k] for k in built.seat_agent]
     if callable(spec) and not hasattr(spec, "act_batch"):
         spec = spec()
     if hasattr(spec, "act_batch"):
@@ -216,15 +214,8 @@ class TableBatch:
         ok[ok] = self.mask[rows[ok], actions[ok]]
         if not ok.all():
             bad = np.flatnonzero(~ok)
-            if self.illegal == "raise":
-                j = int(bad[0])
-                t, a = int(rows[j]), int(actions[j])
-                name = action_to_str(a) if 0 <= a < N_ACTIONS else "out of range"
-                legal = sorted(action_to_str(x) for x in np.flatnonzero(self.mask[t]))
-                raise IllegalActionError(
-                    f"table {t}, seat {int(st.current[t])}: illegal action {a} ({name}); "
-                    f"legal: {legal}"
-                )
+            if self.illegal == "raise":  # the driver's one check and message
+                check_actions(actions, self.mask[rows], rows, st.current[rows], who="RLlib")
             actions = actions.copy()
             for j in bad.tolist():
                 t = int(rows[j])

@@ -20,6 +20,9 @@ vector              table ``i`` of ``num_envs`` tables: :func:`vector_table_seed
 arena               wall ``w``: :func:`arena_wall_seed`
 selfplay            deal ``i``: :func:`selfplay_deal_seed`
 ==================  ================================================================
+
+Agents built from specs for a set of seats (the arena, the envs' opponents, training
+opponents, terminal play) are seeded by one formula, :func:`agent_seed`.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import numpy as np
 __all__ = [
     "GOLDEN", "splitmix64", "table_keys", "drawn_seed", "vector_table_seeds",
     "arena_wall_seed", "selfplay_deal_seed", "opponent_rng", "ARENA_SEED_STRIDE",
+    "agent_seed", "AGENT_SALT_STRIDE",
 ]
 
 _U = np.uint64
@@ -89,3 +93,16 @@ def opponent_rng(seed: int) -> np.random.Generator:
     """The generator of the default random opponents of the gym and vector envs reset
     with ``seed``."""
     return np.random.default_rng([int(seed), 1])
+
+
+#: What worker ``w`` of a run split over processes adds to its agents' seeds, times ``w``.
+AGENT_SALT_STRIDE = 7919
+
+
+def agent_seed(seed: int | None, k: int, salt: int = 0) -> int | None:
+    """Seed of the ``k``-th distinct agent (1, 2, ... in seat order) built for a run with
+    ``seed``: ``seed * 101 + k + 7919 * salt`` (``salt``: the worker number of a run split
+    over processes, else 0); None when ``seed`` is None."""
+    if seed is None:
+        return None
+    return int(seed) * 101 + int(k) + AGENT_SALT_STRIDE * int(salt)

@@ -5,7 +5,9 @@ band per seat (name, wind, forbidden suit, score, Hu) with the hand, the set-asi
 the melds and the discards below; a header line with the deal, the phase, the tiles left
 in the wall, whose turn it is and the tile under claim. ``viewer=s`` shows what seat
 ``s`` knows (the same rules as :mod:`sichuan_env.render`: other hands as tile backs,
-forbidden suits once revealed, a self-drawn winning tile face down).
+forbidden suits once revealed, a self-drawn winning tile face down), as
+:func:`sichuan_env.view.table_view` decides; ``render_view_svg(tv)`` draws a
+:class:`~sichuan_env.view.TableView` (``render_svg`` builds one and calls it).
 
 Tiles are drawn, not taken from a font: a rounded rectangle with the rank as a large
 digit in the suit's colour (characters red, dots blue, bamboo green) and a suit mark under
@@ -29,6 +31,7 @@ import numpy as np
 
 from sichuan_env.state import CLAIM, DONE, END_NAMES, PHASE_NAMES, ROB, TURN, State
 from sichuan_env.tiles import N_KINDS, SUITS, tile_str
+from sichuan_env.view import HIDDEN, TableView, table_view
 from sichuan_env.vocab import (
     CONCEALED_KONG,
     MELDED_KONG,
@@ -38,7 +41,7 @@ from sichuan_env.vocab import (
     SEAT_WINDS,
 )
 
-__all__ = ["render_svg", "tile_defs", "tile_svg"]
+__all__ = ["render_svg", "render_view_svg", "tile_defs", "tile_svg"]
 
 TILE_W, TILE_H = 28, 38  # a hand tile; discards are drawn at SMALL of this size
 SMALL = 0.72
@@ -113,15 +116,17 @@ def _check(state: State, table: int, viewer: int | None) -> None:
         raise ValueError(f"viewer must be None or a seat 0..3, got {viewer!r}")
 
 
-def _seat_svg(state: State, t: int, seat: int, viewer: int | None, y0: float) -> str:
-    shown = viewer is None or viewer == seat
-    dealer = int(state.dealer[t])
-    live = int(state.phase[t]) != DONE
-    to_act = live and int(state.current[t]) == seat
-    hand = np.repeat(np.arange(N_KINDS), state.hand[t, seat])
-    names = [tile_str(int(k)) for k in hand]
-    aside = int(state.set_aside[t, seat])
-    attrs = f' data-seat="{seat}" data-score="{int(state.scores[t, seat])}"'
+def _seat_svg(tv: TableView, seat: int, y0: float) -> str:
+    shown = tv.hand[seat] is not None
+    live = tv.phase != DONE
+    to_act = live and tv.current == seat
+    if shown:
+        names = [tile_str(int(k)) for k in np.repeat(np.arange(N_KINDS), tv.hand[seat])]
+    else:
+        names = ["back"] * int(tv.hand_size[seat])
+    aside = int(tv.set_aside[seat])
+    score = int(tv.scores[seat])
+    attrs = f' data-seat="{seat}" data-score="{score}"'
     if shown:
         attrs += f' data-hand="{" ".join(names)}"'
         attrs += f' data-aside="{tile_str(aside) if aside >= 0 else ""}"'
@@ -129,40 +134,36 @@ def _seat_svg(state: State, t: int, seat: int, viewer: int | None, y0: float) ->
     fill = "#fff3c4" if to_act else ("#f1f4f1" if seat % 2 else "#f7f8f6")
     out.append(f'<rect x="2" y="{y0 + 2:g}" width="{WIDTH - 4}" height="{SEAT_H - 4}" '
                f'rx="6" fill="{fill}" stroke="{"#d4a017" if to_act else "#d8ddd6"}"/>')
-    who = f"seat {seat} ({SEAT_WINDS[(seat - dealer) % 4]})"
-    if seat == viewer:
+    who = f"seat {seat} ({SEAT_WINDS[(seat - tv.dealer) % 4]})"
+    if seat == tv.viewer:
         who += " · you"
     out.append(_text(10, y0 + 20, who, 14, "bold"))
-    vd = int(state.void[t, seat])
-    if vd >= 0 and (shown or state.void_revealed[t, seat]):
-        void = f"void {SUITS[vd]}"
-    else:
-        void = "void ?" if vd >= 0 else "void -"
+    vd = int(tv.void[seat])
+    void = f"void {SUITS[vd]}" if vd >= 0 else "void ?" if vd == HIDDEN else "void -"
     out.append(_text(10, y0 + 37, void, 12, fill=SUIT_COLOURS[SUITS[vd]] if void[-1] in SUITS
                      else "#555"))
-    score = int(state.scores[t, seat])
     out.append(_text(10, y0 + 54, f"score {score:+d}", 13, "bold",
                      fill="#1b7f3a" if score > 0 else "#c0262d" if score < 0 else "#333",
                      extra=f' class="score" data-score="{score}"'))
-    if state.hu[t, seat]:
-        frm = int(state.hu_from[t, seat])
+    if tv.hu[seat]:
+        frm = int(tv.hu_from[seat])
         how = "self-drawn" if frm == seat else f"from seat {frm}"
-        out.append(_text(10, y0 + 71, f"HU #{int(state.hu_rank[t, seat]) + 1} {how}", 12,
+        out.append(_text(10, y0 + 71, f"HU #{int(tv.hu_rank[seat]) + 1} {how}", 12,
                          "bold", fill="#8a5a00"))
-        if shown or frm != seat:
-            out.append(tile_svg(tile_str(int(state.hu_tile[t, seat])), 10, y0 + 77, 0.6,
+        if tv.hu_tile[seat] >= 0:  # (a self-drawn one lies face down for the others)
+            out.append(tile_svg(tile_str(int(tv.hu_tile[seat])), 10, y0 + 77, 0.6,
                                 ' class="hu-tile"'))
     x = LABEL_W
     y = y0 + 6
-    drawn = int(state.drawn_tile[t])
-    just_drawn = (shown and to_act and int(state.phase[t]) == TURN and drawn >= 0
+    drawn = tv.drawn
+    just_drawn = (shown and to_act and tv.phase == TURN and drawn >= 0
                   and tile_str(drawn) in names)
     standing = list(names)
     if just_drawn:  # the tile just drawn stands apart, at the right
         standing.remove(tile_str(drawn))
     out.append(f'<g class="hand" data-count="{len(names)}">')
     for name in standing:
-        out.append(tile_svg(name if shown else "back", x, y))
+        out.append(tile_svg(name, x, y))
         x += TILE_W + GAP
     if just_drawn:
         x += 8
@@ -170,13 +171,14 @@ def _seat_svg(state: State, t: int, seat: int, viewer: int | None, y0: float) ->
         out.append(_text(x, y + TILE_H + 9, "drawn", 8, fill="#555"))
         x += TILE_W + GAP
     out.append("</g>")
-    if aside >= 0:
+    if aside != -1:
         x += 6
-        out.append(tile_svg(tile_str(aside) if shown else "back", x, y, extra=' class="aside"'))
+        out.append(tile_svg(tile_str(aside) if aside >= 0 else "back", x, y,
+                            extra=' class="aside"'))
         out.append(_text(x, y + TILE_H + 9, "set aside", 8, fill="#555"))
         x += TILE_W + GAP
-    for k in np.flatnonzero(state.meld[t, seat]):
-        code = int(state.meld[t, seat, k])
+    for k in np.flatnonzero(tv.meld[seat]):
+        code = int(tv.meld[seat, k])
         x += 10
         n = 3 if code == PUNG else 4
         out.append(f'<g class="meld" data-meld="{_MELD_LABEL[code]}" data-kind="{tile_str(k)}">')
@@ -186,8 +188,7 @@ def _seat_svg(state: State, t: int, seat: int, viewer: int | None, y0: float) ->
         out.append("</g>")
         out.append(_text(x - n * (TILE_W * 0.85 + 1), y + TILE_H * 0.85 + 9, _MELD_LABEL[code],
                          8, fill="#555"))
-    n_disc = int(state.river_len[t, seat])
-    river = [tile_str(int(k)) for k in state.river[t, seat, :n_disc]]
+    river = [tile_str(int(k)) for k in tv.river[seat]]
     out.append(f'<g class="river" data-river="{" ".join(river)}">')
     w, h = (TILE_W + GAP) * SMALL, (TILE_H + GAP) * SMALL
     for j, name in enumerate(river):
@@ -203,12 +204,17 @@ def render_svg(state: State, table: int = 0, viewer: int | None = None, *,
     include the tile definitions (leave them out only when the page holds
     :func:`tile_defs` once)."""
     _check(state, table, viewer)
-    t = table
-    ph = int(state.phase[t])
+    return render_view_svg(table_view(state, table, viewer), defs=defs)
+
+
+def render_view_svg(tv: TableView, *, defs: bool = True) -> str:
+    """:func:`render_svg` of a :class:`~sichuan_env.view.TableView`."""
+    ph = tv.phase
     live = ph != DONE
-    wall = int(state.wall_left[t])
+    wall = tv.wall_left
     height = HEAD_H + 4 * SEAT_H + 4
-    cur = int(state.current[t]) if live else -1
+    cur = tv.current if live else -1
+    viewer = tv.viewer
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="sichuan-table" width="{WIDTH}" '
         f'height="{height}" viewBox="0 0 {WIDTH} {height}" data-wall="{wall}" '
@@ -218,22 +224,22 @@ def render_svg(state: State, table: int = 0, viewer: int | None = None, *,
     if defs:
         out.append(f"<defs>{_symbols()}</defs>")
     out.append(f'<rect width="{WIDTH}" height="{height}" fill="#ffffff"/>')
-    deal = f"deal {int(state.deal_index[t]) + 1}/{state.rules.deals_per_match}"
+    deal = f"deal {tv.deal_index + 1}/{tv.deals_per_match}"
     out.append(_text(10, 22, f"{deal} · {PHASE_NAMES[ph]}", 14))
     out.append(_text(LABEL_W, 22, f"wall {wall}", 14, "bold",
                      extra=f' class="wall" data-wall="{wall}"'))
     if live:
         status = f"to act: seat {cur}"
     else:
-        status = f"ended: {END_NAMES[int(state.end_reason[t])].replace('_', ' ')}"
+        status = f"ended: {END_NAMES[tv.end_reason].replace('_', ' ')}"
     out.append(_text(10, 42, status, 13, fill="#555"))
-    if ph in (CLAIM, ROB) and state.claim_tile[t] >= 0:
+    if ph in (CLAIM, ROB) and tv.claim_tile >= 0:
         what = "kong tile (may be robbed)" if ph == ROB else "discard"
-        label = f"under claim: {what} of seat {int(state.active[t])}"
+        label = f"under claim: {what} of seat {tv.active}"
         out.append(_text(WIDTH - 330, 30, label, 12, fill="#555"))
-        out.append(tile_svg(tile_str(int(state.claim_tile[t])), WIDTH - 44, 6, 1.0,
+        out.append(tile_svg(tile_str(tv.claim_tile), WIDTH - 44, 6, 1.0,
                             ' class="claim-tile"'))
     for seat in range(4):
-        out.append(_seat_svg(state, t, seat, viewer, HEAD_H + seat * SEAT_H))
+        out.append(_seat_svg(tv, seat, HEAD_H + seat * SEAT_H))
     out.append("</svg>")
     return "".join(out)

@@ -19,6 +19,14 @@ answer, passed-Hu value, and nothing of the wall but its length.
 The view of a row is computed by one compiled kernel (:func:`view_row`); the observation
 encoder calls it row by row inside its own compiled loop, so one row and many go through
 the same code.
+
+**What is drawn.** ``table_view(state, table, viewer=None) -> TableView`` is what the
+text, HTML and SVG renderings (:mod:`sichuan_env.render`, :mod:`sichuan_env.svg`, the
+replay viewer) show of one table, seats absolute: ``viewer=s`` is seat ``s``'s view (its
+own private facts from its :class:`SeatView`, the other seats' public facts: how many
+tiles they hold, whether a tile is set aside, whether a forbidden suit is chosen, melds,
+discards, wins), ``viewer=None`` the spectator's (the four seats' own views together).
+Hidden facts are :data:`HIDDEN` (or None for a hand), so a renderer cannot show them.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sichuan_env.jit import njit
-from sichuan_env.state import CLAIM, RIVER_SIZE, ROB, TURN, State
+from sichuan_env.state import CLAIM, DONE, RIVER_SIZE, ROB, TURN, State
 from sichuan_env.vocab import N_KINDS
 
 
@@ -202,3 +210,100 @@ def seat_view(state: State, seats: np.ndarray | int, rows: np.ndarray | None = N
     v = empty_view(rows.size)
     _view_rows(state_arrays(state), rows, seats, v)
     return v
+
+
+# ----------------------------------------------------------------------------- what is drawn
+
+#: A fact the viewer cannot see (a set-aside tile lying face down, a forbidden suit chosen
+#: but not yet revealed).
+HIDDEN = -2
+
+
+class TableView(NamedTuple):
+    """What a viewer sees of one table (see the module docstring); seats absolute."""
+
+    viewer: int | None  # the seat whose view this is; None: a spectator (every seat shown)
+    phase: int  # VOID, TURN, CLAIM, ROB, DONE
+    current: int  # the seat that decides now (meaningless once the deal is over)
+    end_reason: int  # END_* of the finished deal
+    deal_index: int  # deal number within the match (0 first)
+    deals_per_match: int
+    wall_left: int
+    claim_tile: int  # the tile under claim in a claim/rob window, else -1
+    active: int  # the seat that offered the tile under claim (the turn owner)
+    dealer: int
+    hand: tuple  # per seat: (27,) int8 standing tiles per kind, or None when hidden
+    hand_size: np.ndarray  # (4,) standing tiles per seat
+    set_aside: np.ndarray  # (4,) the set-aside tile, -1 none, HIDDEN face down
+    void: np.ndarray  # (4,) forbidden suit 0..2, -1 not chosen, HIDDEN chosen unrevealed
+    drawn: int  # the tile the seat to act just drew, when its hand is shown; else -1
+    meld: np.ndarray  # (4, 27) meld code per seat and kind
+    river: tuple  # per seat: (n,) int8 its discards in order
+    hu: np.ndarray  # (4,) bool
+    hu_rank: np.ndarray  # (4,) order of the win (0 first), -1 not won
+    hu_from: np.ndarray  # (4,) the seat that paid the win (the winner: self-drawn), -1
+    hu_tile: np.ndarray  # (4,) the winning tile, -1 not won or face down (self-drawn)
+    scores: np.ndarray  # (4,) points of this deal
+    match_scores: np.ndarray  # (4,) points of the finished deals of the match
+
+    def shown(self, seat: int) -> bool:
+        """Whether ``seat``'s private facts (hand, set-aside tile, suit) are shown."""
+        return self.viewer is None or self.viewer == seat
+
+
+def table_view(state: State, table: int = 0, viewer: int | None = None) -> TableView:
+    """What ``viewer`` (a seat 0..3, or None: a spectator) sees of ``table``: each shown
+    seat's private facts come from its own :func:`seat_view`, the others' from the
+    viewer's view and the public counts. ``ValueError`` for a table or viewer out of
+    range."""
+    B = state.batch_size
+    if isinstance(table, bool) or not isinstance(table, int | np.integer) or not 0 <= table < B:
+        raise ValueError(f"table {table} out of range 0..{B - 1}")
+    if viewer is not None and (isinstance(viewer, bool) or viewer not in (0, 1, 2, 3)):
+        raise ValueError(f"viewer must be None or a seat 0..3, got {viewer!r}")
+    t = int(table)
+    seats = list(range(4)) if viewer is None else [int(viewer)]
+    views = seat_view(state, np.array(seats), np.full(len(seats), t))
+    eye = 0 if viewer is None else int(viewer)  # public facts: any seat's view has them
+    i_eye = seats.index(eye)
+
+    def rel(seat: int) -> int:  # the relative seat of ``seat`` in the eye's view
+        return (seat - eye) % 4
+
+    hand: list = [None] * 4
+    set_aside = np.where(state.set_aside[t] >= 0, HIDDEN, -1).astype(np.int8)
+    void = np.where(views.void_revealed[i_eye][[rel(s) for s in range(4)]]
+                    | (state.void[t] < 0), -1, HIDDEN).astype(np.int8)
+    hu_tile = views.hu_tile[i_eye][[rel(s) for s in range(4)]].copy()
+    drawn = -1
+    for i, s in enumerate(seats):  # the shown seats' own facts, from their own views
+        hand[s] = views.hand[i].copy()
+        set_aside[s] = views.set_aside[i]
+        void[s] = views.void[i, 0]
+        hu_tile[s] = views.hu_tile[i, 0]
+        if views.drawn[i] >= 0:
+            drawn = int(views.drawn[i])
+    for s in range(4):  # revealed suits are public
+        if viewer is not None and s != viewer and views.void[i_eye, rel(s)] >= 0:
+            void[s] = views.void[i_eye, rel(s)]
+    order = [rel(s) for s in range(4)]
+    ph = int(views.phase[i_eye])
+    return TableView(
+        viewer=None if viewer is None else int(viewer), phase=ph,
+        current=int(state.current[t]), end_reason=int(state.end_reason[t]),
+        deal_index=int(views.deal_index[i_eye]),
+        deals_per_match=int(state.rules.deals_per_match),
+        wall_left=int(views.wall_left[i_eye]),
+        claim_tile=int(views.claim_tile[i_eye]) if ph != DONE else -1,
+        active=(int(views.active[i_eye]) + eye) % 4,
+        dealer=(int(views.dealer[i_eye]) + eye) % 4,
+        hand=tuple(hand), hand_size=state.hand[t].sum(1).astype(np.int64),
+        set_aside=set_aside, void=void, drawn=drawn,
+        meld=views.meld[i_eye][order].copy(),
+        river=tuple(views.river[i_eye, r, : int(views.river_len[i_eye, r])].copy()
+                    for r in order),
+        hu=views.hu[i_eye][order].copy(), hu_rank=state.hu_rank[t].copy(),
+        hu_from=np.where(state.hu[t], state.hu_from[t], -1).astype(np.int8),
+        hu_tile=hu_tile, scores=views.scores[i_eye][order].copy(),
+        match_scores=views.match_scores[i_eye][order].copy(),
+    )

@@ -1,20 +1,18 @@
 """The rule bots decide exactly as before they read the seat view.
 
 * ``tests/data/bot_actions.json`` holds digests of the actions of greedy, rules and the
-  kept RulesAgent options over seeded play under both presets (``tests/bot_golden.py``),
+  kept RulesAgent options over seeded play under both presets (``tests/support/bot_golden.py``),
   recorded when the bots still decoded observation planes; the bots must reproduce them.
 * :class:`agents.greedy.Seen` (derived from the seat view) equals, array by array, what
-  the former decoder of observation planes (``tests/reference_bot_view.py``) gave.
+  the former decoder of observation planes (``tests/support/reference_bot_view.py``) gave.
 """
 
 from __future__ import annotations
 
 import json
 
-import bot_golden
 import numpy as np
 import pytest
-from reference_bot_view import view_from_observation
 
 from agents.greedy import GreedyAgent, Seen
 from agents.rules_bot import RulesAgent
@@ -22,6 +20,9 @@ from sichuan_env import engine
 from sichuan_env.agent import RandomAgent, agent_input, agent_needs, input_row
 from sichuan_env.observation import encode
 from sichuan_env.view import seat_view
+
+from support import bot_golden
+from support.reference_bot_view import view_from_observation
 
 
 @pytest.mark.parametrize("preset", bot_golden.PRESETS)

@@ -153,6 +153,7 @@ def test_action_strings_roundtrip():
     assert action_from_str("discard 5s") == parse_tile("5s")
 
 
+@pytest.mark.slow
 def test_play_cli_auto_first():
     import subprocess
     import sys
@@ -164,6 +165,7 @@ def test_play_cli_auto_first():
     assert "deal over" in r.stdout and "legal:" in r.stdout
 
 
+@pytest.mark.slow
 def test_play_cli_rejects_illegal_choice():
     import subprocess
     import sys

@@ -44,6 +44,7 @@ def _one_clear_error(r: subprocess.CompletedProcess, *words: str) -> str:
 # ----------------------------------------------------------------------------- selfplay
 
 
+@pytest.mark.slow
 def test_selfplay_creates_a_missing_output_folder(tmp_path: Path) -> None:
     out = tmp_path / "new" / "deeper" / "deals.jsonl"
     r = _run("sichuan_env.selfplay", "--deals", "3", "--seed", "2", "--out", str(out),
@@ -54,6 +55,7 @@ def test_selfplay_creates_a_missing_output_folder(tmp_path: Path) -> None:
     assert all(json.loads(x)["format"] == "sichuan-record/1" for x in lines)
 
 
+@pytest.mark.slow
 def test_selfplay_output_that_is_a_folder(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("x", encoding="utf-8")
     r = _run("sichuan_env.selfplay", "--deals", "3", "--seed", "2", "--out", str(tmp_path))
@@ -61,6 +63,7 @@ def test_selfplay_output_that_is_a_folder(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
 
 
+@pytest.mark.slow
 def test_selfplay_output_that_cannot_be_written(tmp_path: Path) -> None:
     blocker = tmp_path / "a_file"
     blocker.write_text("x", encoding="utf-8")
@@ -70,6 +73,7 @@ def test_selfplay_output_that_cannot_be_written(tmp_path: Path) -> None:
     assert blocker.read_text(encoding="utf-8") == "x"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["--seed", "-5"], ["--seed", "non-negative"]),
     (["--seed", "x"], ["--seed"]),
@@ -95,6 +99,7 @@ def test_selfplay_function_rejects_bad_seeds(seed) -> None:
 # ----------------------------------------------------------------------------- hands
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["1112345678999p", "--void", "mp"], ["--void"]),
     (["1112345678999p", "--void", ""], ["--void"]),
@@ -160,6 +165,7 @@ def test_train_resume_accepts_a_checkpoint_named_without_zip(tmp_path: Path) -> 
     assert train.parse_args(["--resume", str(ckpt), "--total-steps", "0"]).total_steps == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["--tables", "0"], ["--tables", ">= 1"]),
     (["--workers", "0"], ["--workers", ">= 1"]),

@@ -21,6 +21,7 @@ from sichuan_env.driver import (
     check_actions,
     choose,
     play_step,
+    play_until_learner,
 )
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import N_CHANNELS, encode
@@ -380,3 +381,73 @@ def test_vector_step_rejects_non_integer_actions():
         venv.step(np.full(3, 87))
     assert _same_state(venv.state, before)
     venv.step(good.astype(np.uint8))
+
+
+# ----------------------------------------------------------------------------- play_until_learner
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_play_until_learner_stops_at_learner_seats_and_adds_up_the_points(seed):
+    """Seats 1 and 3 played by two random agents: every table ends finished or waiting
+    for seat 0 or 2; the points returned are the score changes meanwhile; the same moves
+    as a loop of play_step by hand."""
+    st = engine.reset(np.arange(seed, seed + 6))
+    ref = st.copy()
+    seat_agent = np.array([-1, 0, -1, 1])
+    before = st.scores.astype(np.float64)
+    paid = play_until_learner(st, seat_agent, [RandomAgent(1), RandomAgent(2)])
+    assert paid.shape == (6, 4) and paid.dtype == np.float64
+    waiting = ~st.done
+    assert np.isin(st.current[waiting], (0, 2)).all()
+    np.testing.assert_array_equal(paid[waiting], st.scores[waiting] - before[waiting])
+    agents = [RandomAgent(1), RandomAgent(2)]
+    while True:  # by hand
+        live = np.flatnonzero(~ref.done)
+        who = seat_agent[ref.current[live]]
+        if not (who >= 0).any():
+            break
+        play_step(ref, live[who >= 0], agents, who[who >= 0])
+    assert _same_state(st, ref)
+
+
+def test_play_until_learner_rows_per_table_seats_and_rewards():
+    """Only ``rows`` move; a (B, 4) seat_agent plays other seats per table; ``rewards``
+    is added to; an all-agent table plays to the end."""
+    st = engine.reset([5, 6, 7])
+    seat_agent = np.full((3, 4), -1)
+    seat_agent[0] = 0  # table 0: every seat an agent
+    seat_agent[2, 1:] = 0
+    untouched = st.take([1])
+    acc = np.ones((3, 4))
+    out = play_until_learner(st, seat_agent, [RandomAgent(0)], rows=np.array([0, 2]),
+                             rewards=acc)
+    assert out is acc
+    assert st.done[0] and not st.done[2] and st.current[2] == 0
+    assert _same_state(st.take([1]), untouched)
+    np.testing.assert_array_equal(acc[0], 1 + st.scores[0])
+
+
+def test_play_until_learner_checks_seat_agent():
+    st = engine.reset([1])
+    with pytest.raises(ValueError, match=r"seat_agent must be \(4,\) or \(1, 4\)"):
+        play_until_learner(st, np.zeros(3, int), [RandomAgent(0)])
+    with pytest.raises(ValueError, match="names agent 1, but 1 agents"):
+        play_until_learner(st, np.array([0, 1, 0, 0]), [RandomAgent(0)])
+    with pytest.raises(ValueError, match="integers"):
+        play_until_learner(st, np.zeros(4), [RandomAgent(0)])
+
+
+def test_random_agent_fast_path_is_the_class_only():
+    """The compiled uniform chooser serves RandomAgent itself, not a subclass that
+    overrides act_batch (the driver tells them apart without importing the agent module)."""
+    from sichuan_env.driver import builtin_random_rng
+
+    class Lowest(RandomAgent):
+        def act_batch(self, observations, masks):
+            return lowest_legal(masks)
+
+    assert builtin_random_rng(RandomAgent(3)) is not None
+    assert builtin_random_rng(Lowest(3)) is None
+    st = engine.reset([2, 3])
+    np.testing.assert_array_equal(choose(st, np.arange(2), [Lowest(3)]),
+                                  lowest_legal(st.legal_action_mask))

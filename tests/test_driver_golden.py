@@ -1,7 +1,13 @@
 """Seeded runs of every caller of the driver give the results they gave before the one
 driver loop (sichuan_env.driver) replaced the five copies: arena statistics and records,
 vector and gym env traces, terminal play and self-play records, compared by hash with
-what the code before the change produced (the hashes below were taken from it)."""
+what the code before the change produced (the hashes below were taken from it).
+
+Three runs changed when every caller came to seed its agents by one formula
+(``sichuan_env.seeding.agent_seed``: distinct spec k of a run with seed s gets
+s * 101 + k, equal specs being one agent): their random seats draw from other seeds.
+``BEFORE_ONE_SEED_FORMULA`` keeps their old hashes, and the test below gets them back by
+giving the same runs agents seeded as before, so nothing but the seeds changed."""
 
 from __future__ import annotations
 
@@ -21,12 +27,21 @@ EXPECTED = {
     "gym None": "8d2a4f2d12fff2dac34a9c67b11ab0f5",
     "gym greedy": "3ac3d30d2dd3f30222465ecbe3fd691b",
     "gym rules": "d10a7d444f04b29a8c7f2f59d1304fa5",
-    "play ['greedy', 'rules', 'random']": "a00730e2df2c4cb021d061652d29c270",
-    "play ['random']": "0532d38e4ed2ec1942ef59e28654e5ef",
+    "play ['greedy', 'rules', 'random']": "0e1f11bb10a1c14df66c0bf6e65e296e",
+    "play ['random']": "f07dcae86259958c453cf4bd5e6c6e59",
     "selfplay": "22f95a89bd4554e1d8091b1476840888",
     "vector None": "9f013e259af6e19b1c023cb3157a68ca",
-    "vector ['rules', 'random', 'greedy']": "f072a4fdff2695c3b8f63ba7617179f1",
+    "vector ['rules', 'random', 'greedy']": "7e9572d9051816e1dd3215c3dde99b0f",
     "vector greedy": "ccae42f5fe3494f134f18c9dd48b28af",
+}
+
+#: The three runs as they were seeded before the one formula: terminal play seeded seat
+#: j's bot with seed * 10 + j, one agent per seat; the vector env seeded its k-th distinct
+#: spec with seed + k.
+BEFORE_ONE_SEED_FORMULA = {
+    "play ['greedy', 'rules', 'random']": "a00730e2df2c4cb021d061652d29c270",
+    "play ['random']": "0532d38e4ed2ec1942ef59e28654e5ef",
+    "vector ['rules', 'random', 'greedy']": "f072a4fdff2695c3b8f63ba7617179f1",
 }
 
 
@@ -120,3 +135,17 @@ def test_same_results_as_before_the_driver(key, tmp_path):
         value = hashlib.sha256(json.dumps(list(selfplay(10, 2, tables=3))).encode()
                                ).hexdigest()
     assert _digest(value) == EXPECTED[key]
+
+
+@pytest.mark.parametrize("key", sorted(BEFORE_ONE_SEED_FORMULA))
+def test_the_changed_runs_differ_by_the_agents_seeds_only(key):
+    from sichuan_env.agent import RandomAgent, make_agent
+
+    if key.startswith("vector"):  # seed 5: the random spec was the 2nd: 5 + 2
+        value = _vector([make_agent("rules"), RandomAgent(7), make_agent("greedy")])
+    elif key == "play ['random']":  # seed 4, the human at seat 1: seats 0, 2, 3
+        value = _play([RandomAgent(40), RandomAgent(42), RandomAgent(43)])
+    else:
+        value = _play(["greedy", "rules", RandomAgent(43)])
+    assert _digest(value) == BEFORE_ONE_SEED_FORMULA[key]
+    assert BEFORE_ONE_SEED_FORMULA[key] != EXPECTED[key]

@@ -8,7 +8,7 @@ import pytest
 from sichuan_env import engine
 from sichuan_env.engine import IllegalActionError
 
-from policies import uniform
+from support.policies import uniform
 
 
 @pytest.mark.parametrize("bad", [[2**70], [-1], [], ["a"], [True], 2**64])

@@ -9,7 +9,7 @@ import numpy as np
 
 from sichuan_env import engine
 
-from policies import uniform
+from support.policies import uniform
 
 
 def _trace(B: int, steps: int, transform, flags=(True, True)):

@@ -1,5 +1,5 @@
 """Records, legal masks and rewards of seeded play stay byte-identical to the stored ones
-(``tests/data/engine_golden.json``, written by ``tests/golden_play.py`` with the engine of
+(``tests/data/engine_golden.json``, written by ``tests/support/golden_play.py`` with the engine of
 an earlier release): any change to the rules' outcome shows up here."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from golden_play import CONFIGS, play, record_digest
+
+from support.golden_play import CONFIGS, play, record_digest
 
 GOLDEN = json.loads((Path(__file__).parent / "data" / "engine_golden.json").read_text())
 

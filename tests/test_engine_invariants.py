@@ -21,8 +21,8 @@ from sichuan_env.hands import FAN_NAMES
 from sichuan_env.rules import get_rules
 from sichuan_env.state import DONE, END_THREE_HU, END_WALL, VOID, State
 
-from invariants import check_invariants
-from policies import biased, uniform
+from support.invariants import check_invariants
+from support.policies import biased, uniform
 
 PRESETS = ["mil", "mahjongsoft"]
 ROB_FAN = FAN_NAMES.index("Robbing the Kong")

@@ -17,7 +17,7 @@ import pytest
 from sichuan_env import engine
 from sichuan_env import engine_kernels as ek
 
-from policies import biased, uniform
+from support.policies import biased, uniform
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -131,7 +131,7 @@ def test_parallel_kernel_direct_matches_serial_kernel(threads: int) -> None:
 _MANY_THREADS = """
 import numba, numpy as np
 from sichuan_env import engine
-from policies import uniform
+from support.policies import uniform
 out = []
 for threads in (1, 3, 4):
     engine.set_threads(threads)
@@ -149,6 +149,7 @@ assert out[0] == out[1] == out[2], out
 """
 
 
+@pytest.mark.slow
 def test_more_threads_than_cores_same_result() -> None:
     """1, 3 and 4 threads (more than this machine may have) give identical play."""
     env = dict(os.environ, NUMBA_NUM_THREADS="4",

@@ -18,7 +18,7 @@ import random
 
 import pytest
 
-from trace_helpers import (
+from support.trace_helpers import (
     act,
     compact,
     counts,

@@ -9,7 +9,7 @@ from sichuan_env import engine
 from sichuan_env import engine_kernels as ek
 from sichuan_env.rules import PRESETS, get_rules
 
-from policies import biased, uniform
+from support.policies import biased, uniform
 
 
 def _single_action_rows(st: engine.State) -> np.ndarray:

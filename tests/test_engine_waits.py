@@ -13,7 +13,7 @@ from sichuan_env.actions import HU
 from sichuan_env.hands import batch_is_complete
 from sichuan_env.state import CLAIM, DONE, OPT_HU, ROB, TURN, State
 
-from policies import biased, uniform
+from support.policies import biased, uniform
 
 
 def expected_waits(st: State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,12 +1,11 @@
 """The compiled analysis planes against the former numpy implementation
-(``tests/reference_features.py``): the same bits on observations of played tables (every
+(``tests/support/reference_features.py``): the same bits on observations of played tables (every
 seat, both presets) and on synthetic hands rich in melds, voids and four-copy kinds."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-import reference_features as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
@@ -15,7 +14,8 @@ from sichuan_env import engine
 from sichuan_env.observation import N_CHANNELS, PLANES, encode
 from sichuan_env.rules import get_rules
 
-from policies import biased, uniform
+from support import reference_features as ref
+from support.policies import biased, uniform
 
 
 def _check(obs: np.ndarray) -> None:

@@ -295,7 +295,7 @@ def test_batch_shanten_with_melds_matches_arrangement_search(monkeypatch):
 
 
 def test_batch_shanten_with_melds_matches_reference():
-    import reference as ref
+    from support import reference as ref
 
     rng = np.random.default_rng(13)
     c, mk, v = melded_hands(rng, 300)

@@ -1,5 +1,5 @@
 """The fast hand functions (single-hand and batched) against the slow reference in
-tests/reference.py: random hands with hypothesis, and every single-suit 14-tile hand."""
+tests/support/reference.py: random hands with hypothesis, and every single-suit 14-tile hand."""
 
 import itertools
 import random
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sichuan_env import hands, tiles
 from sichuan_env.rules import get_rules
 
-import reference as ref
+from support import reference as ref
 
 RULES = {3: get_rules("mil"), 4: get_rules("mahjongsoft")}
 FLAG_NAMES = ("self_drawn", "after_kong", "shoot_after_kong", "robbing_kong", "under_the_sea")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sichuan_env import hands, tiles
 from sichuan_env.rules import get_rules
 
-import reference as ref
+from support import reference as ref
 
 MIL = get_rules("mil")
 MS = get_rules("mahjongsoft")

@@ -11,6 +11,7 @@ def _agreement(model, obs: np.ndarray, masks: np.ndarray, labels: np.ndarray) ->
     return float((actions == labels).mean())
 
 
+@pytest.mark.slow
 def test_imitation_learns_the_teachers_choices():
     import torch
     from sb3_contrib import MaskablePPO
@@ -59,6 +60,7 @@ def test_imitation_learns_the_teachers_choices():
     assert seen[-1].cross_entropy < seen[0].cross_entropy
 
 
+@pytest.mark.slow
 def test_a_view_teacher_gets_the_learner_seats_views():
     """A teacher with ``needs = "view"`` is given the seat view of every slot's learner
     (through the driver), and its labels are checked against the masks."""

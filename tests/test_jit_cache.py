@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from sichuan_env import engine_kernels
 from sichuan_env.jit import kernel_cache_dir, numba_cache_dir, source_fingerprint
 
@@ -90,6 +92,7 @@ def test_the_fingerprint_follows_names_and_contents(tmp_path):
     assert source_fingerprint(same) == first
 
 
+@pytest.mark.slow
 def test_new_sources_with_a_renamed_argument_type_compile_instead_of_failing(tmp_path):
     pkg = tmp_path / "kernels_pkg"
     pkg.mkdir()

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -103,6 +105,7 @@ CORE_SCRIPT = textwrap.dedent(f"""
 """)
 
 
+@pytest.mark.slow
 def test_core_works_without_train_extra_and_agents():
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     res = subprocess.run([sys.executable, "-c", CORE_SCRIPT], capture_output=True, text=True,
@@ -115,35 +118,60 @@ def test_core_works_without_train_extra_and_agents():
 
 # ----------------------------------------------------------------------------- layers
 # The layers of README.md "Architecture", lowest first. A module may import modules of
-# its own layer and of the layers below it, never above. Every module of sichuan_env must
-# be listed here (a new module is placed on purpose, not by accident).
+# its own layer and of the layers below it, never above. Every module of sichuan_env,
+# agents and agents.training must be listed here (a new module is placed on purpose, not
+# by accident). sichuan_env modules are named without the package, the others in full.
 LAYERS: list[tuple[str, set[str]]] = [
     ("tiles/rules", {"vocab", "tiles", "rules", "actions", "seeding"}),
     ("tables/hands", {"tables", "jit", "hands", "hand_kernels"}),
-    ("state/engine", {"state", "deal", "engine_kernels", "engine", "random_rounds", "render",
-                      "svg", "records", "game", "viewer"}),
-    ("view/observation/driver", {"view", "observation", "driver", "agent"}),
-    ("envs", {"__init__", "aec", "gym_env", "vector", "rllib", "selfplay", "play"}),
-    ("agents/arena", {"agents"}),
+    ("state/engine/view", {"state", "deal", "engine_kernels", "engine", "random_rounds",
+                           "view", "render", "svg", "records", "game", "viewer"}),
+    ("observation/driver", {"observation", "driver", "agent"}),
+    ("envs", {"__init__", "aec", "gym_env", "vector", "rllib", "selfplay", "play",
+              "web"}),
+    ("bots", {"agents", "agents.greedy", "agents.rules_bot"}),
+    ("networks/planes", {"agents.training", "agents.training.features",
+                         "agents.training.advice", "agents.training.oracle_critic",
+                         "agents.training.ppo_policy", "agents.training.rllib_net",
+                         "agents.training.rllib_module"}),
+    ("model agents", {"agents.ppo", "agents.rllib_agent", "agents.search_sampler",
+                      "agents.search_rollout"}),
+    ("arena/ladder", {"agents.arena", "agents.ladder", "agents.search"}),
+    ("training pipelines", {"agents.training.imitation", "agents.training.rollout_teacher",
+                            "agents.training.distill", "agents.training.export_model",
+                            "agents.training.cluster",
+                            "agents.training.rllib_train"}),
     ("train.py", {"train"}),
 ]
+N_SICHUAN_ENV_LAYERS = 5
 
 
 def _layer_of(module: str) -> int | None:
-    """Layer index of a module name (``sichuan_env.x``, ``agents.x``, ``train``)."""
+    """Layer index of a module name (``sichuan_env.x``, ``agents.x.y``, ``train``, or
+    something imported from one of them), None outside the project, -1 in no layer."""
     parts = module.split(".")
     if module == "sichuan_env":
         return None  # ``from sichuan_env import x``: x is checked on its own line entry
     if parts[0] == "sichuan_env":
-        name = parts[1]
+        names = [parts[1]]
     elif parts[0] in ("agents", "train"):
-        name = parts[0]
+        names = [".".join(parts[:n]) for n in range(len(parts), 0, -1)]  # longest first
     else:
         return None  # numpy, numba, gymnasium, ...: outside the project
-    for i, (_, members) in enumerate(LAYERS):
-        if name in members:
-            return i
+    for name in names:
+        for i, (_, members) in enumerate(LAYERS):
+            if name in members:
+                return i
     return -1
+
+
+def _module_name(path: Path) -> str:
+    """``agents/training/x.py`` -> ``agents.training.x``; a package's ``__init__`` -> the
+    package."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
 
 
 def _layer_violations(path: Path, own: int) -> list[str]:
@@ -162,8 +190,17 @@ def _layer_violations(path: Path, own: int) -> list[str]:
 
 
 def test_every_sichuan_env_module_has_a_layer():
-    listed = set().union(*(m for _, m in LAYERS[:5]))
-    present = {f.stem for f in (ROOT / "sichuan_env").glob("*.py")}
+    listed = set().union(*(m for _, m in LAYERS[:N_SICHUAN_ENV_LAYERS]))
+    package = ROOT / "sichuan_env"
+    present = ({f.stem for f in package.glob("*.py")}
+               | {d.name for d in package.iterdir() if (d / "__init__.py").exists()})
+    assert present == listed, (f"not placed in a layer: {sorted(present - listed)}; "
+                               f"listed but missing: {sorted(listed - present)}")
+
+
+def test_every_agents_module_has_a_layer():
+    listed = set().union(*(m for _, m in LAYERS[N_SICHUAN_ENV_LAYERS:-1]))
+    present = {_module_name(f) for f in (ROOT / "agents").rglob("*.py")}
     assert present == listed, (f"not placed in a layer: {sorted(present - listed)}; "
                                f"listed but missing: {sorted(listed - present)}")
 
@@ -173,9 +210,53 @@ def test_layers_import_only_downward():
     for f in sorted((ROOT / "sichuan_env").glob("*.py")):
         bad += _layer_violations(f, _layer_of(f"sichuan_env.{f.stem}"))
     for f in sorted((ROOT / "agents").rglob("*.py")):
-        bad += _layer_violations(f, _layer_of("agents"))
+        bad += _layer_violations(f, _layer_of(_module_name(f)))
     bad += _layer_violations(ROOT / "train.py", _layer_of("train"))
     assert not bad, "imports against the layers of README.md:\n" + "\n".join(bad)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[str]:
+    """Every import loop of ``graph`` (module -> the modules it imports), as text."""
+    cycles = []
+    for start in graph:
+        stack = [(start, [start])]
+        seen = set()
+        while stack:
+            node, path = stack.pop()
+            for nxt in sorted(graph[node]):
+                if nxt == start:
+                    cycles.append(" -> ".join([*path, start]))
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, [*path, nxt]))
+    return cycles
+
+
+def test_the_cycle_check_finds_loops():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
+        "a -> b -> c -> a", "b -> c -> a -> b", "c -> a -> b -> c"]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles():
+    """No two project modules import each other, directly or around a loop (imports
+    inside functions count)."""
+    files = ([*sorted((ROOT / "sichuan_env").glob("*.py")),
+              *sorted((ROOT / "agents").rglob("*.py")), ROOT / "train.py"])
+    names = {_module_name(f): f for f in files}
+    graph = {}
+    for name, f in names.items():
+        deps = set()
+        for _, mod in _imported_modules(f):
+            parts = mod.split(".")
+            for n in range(len(parts), 0, -1):  # the longest prefix that is a module
+                cand = ".".join(parts[:n])
+                if cand in names and cand != name:
+                    deps.add(cand)
+                    break
+        graph[name] = deps
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(sorted(cycles)[:10])
 
 
 def test_the_layer_check_catches_an_upward_import(tmp_path):
@@ -183,7 +264,7 @@ def test_the_layer_check_catches_an_upward_import(tmp_path):
     f.write_text("from sichuan_env import vector\nimport numpy\nfrom sichuan_env.tiles import "
                  "N_KINDS\nimport train\nfrom sichuan_env import nosuchmodule\n")
     bad = _layer_violations(f, _layer_of("sichuan_env.driver"))
-    assert sum("view/observation/driver imports sichuan_env.vector (envs)" in b
+    assert sum("observation/driver imports sichuan_env.vector (envs)" in b
                for b in bad) == 1
     assert sum("train (train.py)" in b for b in bad) == 1
     assert sum("nosuchmodule is in no layer" in b for b in bad) == 1
@@ -195,6 +276,20 @@ def test_readme_architecture_lists_the_layers():
     assert "## Architecture" in text
     section = text.split("## Architecture", 1)[1].split("\n## ", 1)[0]
     for name, members in LAYERS:
-        assert name in section, name
-        for m in members - {"__init__", "agents", "train"}:
-            assert f"`{m}`" in section, f"README Architecture does not place `{m}`"
+        assert f"| {name} |" in section, name
+        for m in members - {"__init__", "agents", "agents.training", "train"}:
+            last = m.rpartition(".")[2]
+            assert f"`{m}`" in section or (m.startswith("agents.") and f"`{last}`" in section
+                                            ), f"README Architecture does not place `{m}`"
+
+
+def test_the_agents_layers_catch_an_upward_import(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("from agents.training.imitation import imitate\n"
+                 "from agents.training.features import augment\nimport agents.arena\n")
+    bad = _layer_violations(f, _layer_of("agents.ppo"))
+    assert bad == ["m.py:1: model agents imports agents.training.imitation "
+                   "(training pipelines)",
+                   "m.py:1: model agents imports agents.training.imitation.imitate "
+                   "(training pipelines)",
+                   "m.py:3: model agents imports agents.arena (arena/ladder)"]

@@ -9,6 +9,7 @@ from nbclient import NotebookClient
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs(path, monkeypatch, tmp_path):
     monkeypatch.setenv("SICHUAN_NB_SMALL", "1")

@@ -1,5 +1,5 @@
 """The compiled observation encoder and the seat view against the former numpy encoder
-(``tests/reference_observation.py``): the same bits for every seat, every phase, both
+(``tests/support/reference_observation.py``): the same bits for every seat, every phase, both
 presets, the oracle variant, batches of one and many; and the seat view holds nothing a
 seat may not see."""
 
@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import reference_observation as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 from test_observation import _perturb_hidden, rotate
@@ -27,7 +26,8 @@ from sichuan_env.rules import get_rules
 from sichuan_env.state import DONE, PHASE_NAMES, ROB, State
 from sichuan_env.view import STATE_FIELDS, SeatView, seat_view, state_arrays
 
-from policies import biased, hu_shy, uniform
+from support import reference_observation as ref
+from support.policies import biased, hu_shy, uniform
 
 NAMES = plane_names(oracle=True)
 

@@ -91,6 +91,7 @@ def test_saved_oracle_model_loads_and_acts_from_the_seat_view(oracle_model, tmp_
     assert np.array_equal(agent.act_batch(view, masks), same.act_batch(view, masks))
 
 
+@pytest.mark.slow
 def test_export_drops_the_optimizer_state_and_keeps_every_choice(oracle_model, tmp_path):
     import subprocess
     import sys

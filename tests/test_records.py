@@ -331,6 +331,7 @@ def _check_fields(rec: dict, legal: bool, preset: str) -> None:
     assert 0 <= rec["next_dealer"] <= 3
 
 
+@pytest.mark.slow
 def test_selfplay_and_check_cli(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "games.jsonl"
@@ -359,6 +360,7 @@ def test_selfplay_and_check_cli(tmp_path: Path) -> None:
     assert r.returncode == 1
 
 
+@pytest.mark.slow
 def test_selfplay_cli_default_rules_without_legal(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "g.jsonl"

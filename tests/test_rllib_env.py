@@ -48,7 +48,10 @@ def test_illegal_raise_changes_nothing():
     ((agent, o),) = obs.items()
     bad = int(np.flatnonzero(o["action_mask"] == 0)[0])
     before = env.tables.state.copy()
-    with pytest.raises(IllegalActionError, match="illegal action"):
+    seat = AGENT_IDS.index(agent)
+    # the driver's one message (sichuan_env.driver.check_actions)
+    with pytest.raises(IllegalActionError, match=rf"^RLlib chose illegal action {bad} \(.*\) "
+                       rf"at table 0, seat {seat}; legal: \["):
         env.step({agent: bad})
     for a, b in zip(before.arrays(), env.tables.state.arrays(), strict=True):
         np.testing.assert_array_equal(a, b)

@@ -119,3 +119,71 @@ def test_vector_table_seeds_are_63_bit():
     assert a.dtype == np.int64 and (a >= 0).all() and len(set(a.tolist())) == 8
     # documented: another num_envs gives other deals
     assert seeding.vector_table_seeds(1, 9)[0] != a[0]
+
+
+# ----------------------------------------------------------------------------- agents' seeds
+
+
+def test_agent_seed_formula():
+    assert seeding.agent_seed(6, 1) == 6 * 101 + 1
+    assert seeding.agent_seed(6, 3, salt=2) == 6 * 101 + 3 + 7919 * 2
+    assert seeding.agent_seed(None, 2) is None
+
+
+def test_seat_agents_one_agent_per_spec_seeded_in_seat_order():
+    from sichuan_env.agent import RandomAgent, seat_agents
+
+    mine = RandomAgent(77)
+    built = seat_agents(["random", "greedy", "random", mine, mine], 5)
+    assert built.seat_agent.tolist() == [0, 1, 0, 2, 2]
+    assert built.names[:2] == ["random", "greedy"]
+    assert built.agents[2] is mine and mine.seed == 77  # objects are used as given
+    assert [a.seed for a in built.agents[:2]] == [seeding.agent_seed(5, k) for k in (1, 2)]
+    assert seat_agents(["random"], None).agents[0].seed is None
+    same_name = seat_agents([RandomAgent(1), RandomAgent(1)], 0, key=repr)
+    assert same_name.seat_agent.tolist() == [0, 0]
+    with pytest.raises(TypeError, match="lacks act_batch"):
+        seat_agents([type("NoBatch", (), {"act": lambda s, o, m: 0})()], 0)
+
+
+def test_every_entry_point_seeds_its_agents_by_the_one_formula(monkeypatch):
+    """The arena, the gym and vector envs' opponents, train.py's opponents, the RLlib
+    env's opponents and terminal play all build their agents through seat_agents."""
+    import io
+
+    import train
+    from agents.arena import _make_agents
+    from sichuan_env import agent as agent_mod
+    from sichuan_env import play as play_mod
+    from sichuan_env.gym_env import opponent_list
+
+    want = [seeding.agent_seed(3, 1), seeding.agent_seed(3, 2)]
+    _, objs, seats = _make_agents(["random", "greedy", "random", "random"], 3)
+    assert seats.tolist() == [0, 1, 0, 0] and [a.seed for a in objs] == want
+    _, objs, _ = _make_agents(["random", "greedy", "random", "random"], 3, salt=1)
+    assert [a.seed for a in objs] == [seeding.agent_seed(3, k, 1) for k in (1, 2)]
+    opp = opponent_list(["random", "greedy", "random"], seed=3)
+    assert opp[0] is opp[2] and [opp[0].seed, opp[1].seed] == want
+    opp = train.make_opponents("random,greedy,random", 3)
+    assert opp[0] is opp[2] and [opp[0].seed, opp[1].seed] == want
+    one = train.make_opponents("random", 3)
+    assert one[0] is one[1] is one[2] and one[0].seed == want[0]
+    calls = []
+    real = agent_mod.seat_agents
+
+    def spy(specs, seed=None, preset=None, **kw):
+        calls.append((list(specs), seed, preset))
+        return real(specs, seed, preset, **kw)
+
+    monkeypatch.setattr(play_mod, "seat_agents", spy)
+    play_mod.play(["greedy"], seat=2, seed=3, auto_first=True, stdout=io.StringIO())
+    assert calls == [(["greedy"] * 3, 3, "mil")]
+
+
+def test_rllib_opponents_use_the_one_formula():
+    pytest.importorskip("ray.rllib")
+    from sichuan_env.rllib import _opponents
+
+    opp = _opponents("random,greedy,random", 3)
+    assert opp[0] is opp[2]
+    assert [opp[0].seed, opp[1].seed] == [seeding.agent_seed(3, k) for k in (1, 2)]

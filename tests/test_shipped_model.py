@@ -95,6 +95,7 @@ def test_names_play_their_shipped_models_legally(kind):
     validate_agent(agent, n_deals=2, seed=3, rules="mahjongsoft")
 
 
+@pytest.mark.slow
 def test_shipped_model_loads_without_ray_and_plays_the_arena_and_the_single_env():
     code = (
         "import sys; sys.modules['ray'] = None\n"  # the RLlib extra is not needed
@@ -119,6 +120,7 @@ def test_shipped_model_loads_without_ray_and_plays_the_arena_and_the_single_env(
     assert proc.stdout.strip().endswith("ok")
 
 
+@pytest.mark.slow
 def test_terminal_play_against_the_shipped_model():
     proc = subprocess.run([sys.executable, "-m", "sichuan_env.play", "--opponents", "ppo",
                            "--auto-first", "--seed", "4"], capture_output=True, text=True,
@@ -148,6 +150,7 @@ def test_shipped_model_is_deterministic():
     assert np.array_equal(a.act_batch(x, m), b.act_batch(x, m))
 
 
+@pytest.mark.slow
 def test_arena_workers_with_a_network_seat_finish_and_agree_with_one_worker():
     """Workers of a process that loaded torch are spawned, not forked (a forked child of a
     process whose torch thread pool has started can hang)."""

@@ -22,7 +22,7 @@ from sichuan_env.observation import (
 from sichuan_env.rules import get_rules
 from sichuan_env.state import PUNG, WALL_SIZE, State
 
-from policies import biased, hu_shy, uniform
+from support.policies import biased, hu_shy, uniform
 
 PLANE_NAMES = plane_names()
 

@@ -11,7 +11,7 @@ from sichuan_env.actions import DISCARD, HU, VOID_TILE
 from sichuan_env.rules import get_rules
 from sichuan_env.state import CLAIM, END_WALL, ROB, TURN
 
-from policies import biased, hu_shy, uniform
+from support.policies import biased, hu_shy, uniform
 
 
 def _check_step(prev, st, actions, rewards, info, ledger) -> dict[str, int]:

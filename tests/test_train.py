@@ -24,6 +24,7 @@ def tiny_run(tmp_path_factory):
     return out, proc.stdout
 
 
+@pytest.mark.slow
 def test_train_writes_model_checkpoints_logs_and_results(tiny_run):
     out, stdout = tiny_run
     assert (out / "model.zip").exists()
@@ -47,6 +48,7 @@ def test_train_writes_model_checkpoints_logs_and_results(tiny_run):
     assert last.startswith("this run: ") and "shipped (mil): fitted " in last
 
 
+@pytest.mark.slow
 def test_saved_model_is_a_legal_agent(tiny_run):
     from agents.ppo import PPOAgent
     from sichuan_env.agent import make_agent, validate_agent
@@ -64,6 +66,7 @@ def test_saved_model_is_a_legal_agent(tiny_run):
     assert (agent.act_batch(obs, m) == same.act_batch(obs, m)).all()
 
 
+@pytest.mark.slow
 def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path):
     out, _ = tiny_run
     ckpt = sorted((out / "checkpoints").glob("ppo_*_steps.zip"))[-1]
@@ -83,6 +86,7 @@ def test_ppo_agent_rejects_a_missing_file(tmp_path):
         PPOAgent(tmp_path / "nothing.zip")
 
 
+@pytest.mark.slow
 def test_unknown_imitation_teacher_is_rejected_before_training(tmp_path):
     cmd = [sys.executable, str(ROOT / "train.py"), "--imitate", "nobody", "--out",
            str(tmp_path), "--no-progress"]
@@ -92,6 +96,7 @@ def test_unknown_imitation_teacher_is_rejected_before_training(tmp_path):
     assert not (tmp_path / "model.zip").exists()
 
 
+@pytest.mark.slow
 def test_advice_and_oracle_critic_run_end_to_end(tmp_path):
     """The recipe of the shipped model at a tiny size: imitation with the adviser's planes,
     PPO with the oracle critic, evaluation against rules; the result acts from seat views."""
@@ -116,6 +121,7 @@ def test_advice_and_oracle_critic_run_end_to_end(tmp_path):
     assert agent.model.sichuan_input == make_layout(True, "rules", oracle=True)
 
 
+@pytest.mark.slow
 def test_advice_does_not_combine_with_self_play(tmp_path):
     cmd = [sys.executable, str(ROOT / "train.py"), "--advice", "rules", "--opponents", "self",
            "--out", str(tmp_path), "--no-progress", "--imitate", "none"]
@@ -124,6 +130,7 @@ def test_advice_does_not_combine_with_self_play(tmp_path):
         proc.stderr)
 
 
+@pytest.mark.slow
 def test_resumed_run_takes_the_ppo_settings_written_on_the_command_line(tiny_run):
     from sb3_contrib import MaskablePPO
 
@@ -153,3 +160,16 @@ def test_the_last_line_puts_the_run_next_to_the_shipped_agents():
     meta = json.loads((MODELS / "fitted_mil.json").read_text())
     assert f"fitted {meta['results']['mil/fitted-rules']['diff']:+.3f} vs rules" in line
     assert "docs/models.md" in line
+
+
+def test_checkpoint_every_zero_writes_no_checkpoints(tmp_path):
+    """``--checkpoint-every 0`` turns the periodic checkpoints off (as ``--eval-every 0``
+    does the evaluations); the final model is still saved."""
+    cmd = [sys.executable, str(ROOT / "train.py"), "--total-steps", "256", "--tables", "2",
+           "--n-steps", "32", "--batch-size", "64", "--eval-every", "0",
+           "--final-eval-deals", "1", "--checkpoint-every", "0", "--imitate", "none",
+           "--eval-against", "random", "--out", str(tmp_path), "--no-progress"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "model.zip").exists()
+    assert list((tmp_path / "checkpoints").iterdir()) == []

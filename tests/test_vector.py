@@ -154,6 +154,7 @@ def test_agents_interface() -> None:
         validate_agent(Bad(), n_deals=2)
 
 
+@pytest.mark.slow
 def test_maskable_ppo_trains() -> None:
     torch = pytest.importorskip("torch")
     from sb3_contrib import MaskablePPO

@@ -227,6 +227,7 @@ def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
                           text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_viewer_cli_opens_arena_and_selfplay_records(tmp_path: Path) -> None:
     recs = tmp_path / "arena.jsonl"
     r = _run("agents.arena", "--seats", "greedy,random,rules,random", "--deals", "8",
@@ -248,6 +249,7 @@ def test_viewer_cli_opens_arena_and_selfplay_records(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
 
 
+@pytest.mark.slow
 def test_viewer_cli_bad_arguments(tmp_path: Path, sample) -> None:
     good = tmp_path / "good.jsonl"
     write_jsonl([sample], good)

@@ -20,6 +20,8 @@ from sichuan_env.records import read_jsonl
 from sichuan_env.tiles import N_KINDS, tile_str
 from sichuan_env.viewer import write_replay
 
+pytestmark = pytest.mark.slow  # drives a browser
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -25,7 +25,7 @@ The planes are computed by compiled kernels (numba, one row at a time, over rows
 parallel for large batches when numba has more than two threads) that read the hand tables
 of :mod:`sichuan_env.hands` directly: shanten (the four-copies limit and declared melds
 included, through the segment tables) and the wait mask give exactly the values of
-``hands.batch_shanten`` and ``hands.batch_wait_mask``. ``tests/reference_features.py``
+``hands.batch_shanten`` and ``hands.batch_wait_mask``. ``tests/support/reference_features.py``
 keeps the former numpy implementation; a differential test checks that both agree bit for
 bit.
 """

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -164,7 +165,6 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
 
     torch.set_num_threads(max(1, args.threads))
     out = Path(args.out)
-    (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     if args.resume and not (Path(args.resume) / "learner_group").is_dir():
         raise SystemExit(f"--resume: no RLlib checkpoint folder at {args.resume} (expected "
                          "OUT/checkpoint or OUT/checkpoints/step_N)")
@@ -172,15 +172,22 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
         config = build_config(args)
     except (ValueError, FileNotFoundError) as e:
         raise SystemExit(f"--opponents: {e}") from None
+    if args.address:  # reach the cluster before minutes of imitation, not after
+        from agents.training.cluster import ClusterError, connect
+
+        try:
+            connect(args.address, include_dashboard=False, log_to_driver=False)
+        except ClusterError as err:
+            print(f"error: {err}", file=sys.stderr)
+            raise SystemExit(2) from None
+    (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     imitation = weights = None
     if args.imitate != "none" and not args.resume:
         try:
             weights, imitation = imitation_warm_start(args, warm_start)
         except (ValueError, FileNotFoundError) as e:
             raise SystemExit(f"--imitate: {e}") from None
-    if args.address:
-        ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
-    else:
+    if not args.address:
         ray.init(num_cpus=max(1, args.env_runners) + 1, include_dashboard=False,
                  log_to_driver=False, configure_logging=False)
     from torch.utils.tensorboard import SummaryWriter

@@ -40,7 +40,7 @@ from agents.training.advice import advice_planes
 from agents.training.features import augment
 from sichuan_env import engine
 from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_SUIT, VOID_TILE
-from sichuan_env.driver import choose
+from sichuan_env.driver import choose, play_until_learner
 from sichuan_env.observation import planes_from_view
 from sichuan_env.rules import get_rules
 from sichuan_env.state import TURN, VOID, State
@@ -48,6 +48,9 @@ from sichuan_env.view import seat_view
 from sichuan_env.vocab import SUIT_OF
 
 MAX_CANDIDATES = 6  # room per sample: the bot's choice, Hu, kongs, discards, void suits
+
+
+_ALL_SEATS_ONE_AGENT = np.zeros(4, np.intp)  # every seat played by agent 0
 
 
 def suit_of_void_action(a: np.ndarray) -> np.ndarray:
@@ -122,19 +125,10 @@ def play_out(state: State, seats: np.ndarray, first: np.ndarray, bot: Any) -> np
     """(B,) points of seat ``seats[i]`` at table ``i`` from now to the end of the deal,
     when that table's next action is ``first[i]`` and ``bot`` plays every seat after it
     (the tables are changed in place)."""
-    B = state.batch_size
-    total = np.zeros(B, np.float64)
-    rows = np.arange(B)
-    _, rewards, _ = engine.step(state, np.asarray(first, np.int64), inplace=True)
-    total += rewards[rows, seats]
-    while True:
-        live = np.flatnonzero(~state.done)
-        if not live.size:
-            return total
-        acts = np.zeros(B, np.int64)
-        acts[live] = choose(state, live, [bot])
-        _, rewards, _ = engine.step(state, acts, inplace=True)
-        total += rewards[rows, seats]
+    _, first_points, _ = engine.step(state, np.asarray(first, np.int64), inplace=True)
+    paid = play_until_learner(state, _ALL_SEATS_ONE_AGENT, [bot],
+                              rewards=first_points.astype(np.float64))
+    return paid[np.arange(state.batch_size), seats]
 
 
 class _Pending:

@@ -7,7 +7,7 @@ its action on all live rows at once. The digest of those actions is stored in
 
 Regenerate (only when a bot is *meant* to decide differently)::
 
-    PYTHONPATH=. python tests/bot_golden.py --write
+    cd tests && PYTHONPATH=.. python -m support.bot_golden --write
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from agents.rules_bot import RulesAgent
 from sichuan_env import engine
 from sichuan_env.agent import RandomAgent, agent_input
 
-DATA = Path(__file__).parent / "data" / "bot_actions.json"
+DATA = Path(__file__).resolve().parent.parent / "data" / "bot_actions.json"
 PRESETS = ("mil", "mahjongsoft")
 TABLES = 32
 SEED = 20_000

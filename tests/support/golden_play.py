@@ -3,8 +3,8 @@
 ``play(preset, policy, deals_per_match, seeds)`` plays one batch of tables to the end of
 their matches and returns the game records of every deal (built from the ledger with
 :class:`~sichuan_env.records.RecordBuilder`) and a SHA-256 digest of every step's legal
-masks, rewards and done flags. ``python tests/golden_play.py OUT.json`` writes the digests
-of :data:`CONFIGS` (the file stored in ``tests/data``).
+masks, rewards and done flags. ``cd tests && PYTHONPATH=.. python -m support.golden_play
+OUT.json`` writes the digests of :data:`CONFIGS` (the file stored in ``tests/data``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from sichuan_env.actions import ACTION_STRINGS
 from sichuan_env.records import RecordBuilder, split_entries
 from sichuan_env.rules import get_rules
 
-from policies import biased, hu_shy, uniform
+from support.policies import biased, hu_shy, uniform
 
 POLICIES = {"uniform": uniform, "biased": biased, "hu_shy": hu_shy}
 # (preset, policy, deals per match, first seed, tables)

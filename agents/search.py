@@ -1,0 +1,260 @@
+"""The search agent: each decision played out on sampled deals, in one engine batch.
+
+At a decision with a real choice the agent
+
+1. lists *candidates* by a prior, the rules bot (:class:`agents.rules_bot.RulesAgent`):
+   its own choice first, then on an own turn the legal kongs and its next-best discards
+   (its order: lowest shanten, then its look-ahead worth or greedy's score), on the void
+   choice one action per other suit, in a claim window every legal answer -- at most
+   ``top`` in all;
+2. samples ``k`` deals of the hidden tiles consistent with exactly what the seat sees
+   (its :class:`~sichuan_env.view.SeatView`; :mod:`agents.search_sampler`);
+3. applies every candidate on every sample and plays all ``k x candidates`` copies to
+   the end of the deal with a compiled rollout policy (:mod:`agents.search_rollout`), as
+   one engine batch with no Python call per table or step;
+4. compares every candidate with the prior's choice on the same samples (common random
+   numbers: the candidates share the ``k`` samples and, the rollout policy being
+   deterministic -- or, for ``random``, seeded per sample -- the same rollout
+   randomness): ``d`` the per-sample difference of the seat's points, the candidate
+   with the best ``mean(d) - z * se(d)`` is played when that is above 0, else the
+   prior's choice. With ``z = 0`` this is the candidate with the best mean.
+
+A legal Hu is always declared without search (self-drawn or on a discard); decisions with
+one legal action, or one candidate, cost no play-out.
+
+Options (``search?k=64&top=4&rollout=waits``): ``k`` samples per decision (>= 1),
+``top`` candidates at most (>= 1; 1 plays the prior), ``rollout`` the rollout policy
+(``waits`` or ``random``), ``z`` the standard errors by which a candidate must beat the
+prior's choice (>= 0), ``rollouts`` an upper bound on play-outs per decision (``k``
+is lowered to fit; default none), ``seed`` the sampler's generator, ``rules`` the rule
+preset being played (the arena passes it).
+
+Measure it against three ``rules`` bots in the duplicate arena, with its cost per decision::
+
+    python -m agents.search --agent "search?k=64" --deals 800 --seed 2202 --rules mil
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from agents.greedy import Seen, discard_shanten, isolation
+from agents.rules_bot import RulesAgent
+from agents.search_rollout import ROLLOUT_POLICIES, play_out
+from agents.search_sampler import sample_states
+from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_SUIT, VOID_TILE
+from sichuan_env.agent import BaseAgent, make_agent
+from sichuan_env.rules import Rules, get_rules
+from sichuan_env.state import TURN, VOID, State
+from sichuan_env.view import SeatView
+from sichuan_env.vocab import SUIT_OF
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def suit_of_void_action(a: np.ndarray) -> np.ndarray:
+    """The suit each void-choice action chooses (set-aside tile or indicator card)."""
+    a = np.asarray(a)
+    return np.where(a >= VOID_SUIT, a - VOID_SUIT, SUIT_OF[np.clip(a - VOID_TILE, 0, 26)])
+
+
+def _cat(states: list[State]) -> State:
+    return State(*(np.concatenate(f) for f in zip(*(s.arrays() for s in states),
+                                                      strict=True)), states[0].rules)
+
+
+class SearchAgent(BaseAgent):
+    """Sampled-deal play-outs of the prior's top candidates (see the module docstring)."""
+
+    name = "search"
+    needs = "view"
+
+    def __init__(self, seed: int | None = None, *, k: int = 64, top: int = 4,
+                 rollout: str = "waits", rollouts: int | None = None, z: float = 1.0,
+                 rules: str | Rules | None = "mil") -> None:
+        self.k = _positive_int("k", k)
+        self.top = _positive_int("top", top)
+        if rollout not in ROLLOUT_POLICIES:
+            raise ValueError(f"unknown rollout policy {rollout!r}; known: "
+                             f"{', '.join(ROLLOUT_POLICIES)}")
+        self.rollout = rollout
+        self.rollouts = None if rollouts is None else _positive_int("rollouts", rollouts)
+        if isinstance(z, bool) or not isinstance(z, (int, float)) or not 0 <= z < 100:
+            raise ValueError(f"z must be a number in 0..100, got {z!r}")
+        self.z = float(z)
+        self.rules = get_rules(rules)
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self.prior = RulesAgent(seed)
+        self.decisions = 0  # decisions asked (rows of act_batch)
+        self.searched = 0  # decisions that ran play-outs
+        self.playouts = 0
+        self.seconds = 0.0  # time spent in act_batch
+
+    # ------------------------------------------------------------------ candidates
+    def candidates(self, view: SeatView, masks: np.ndarray, prior: np.ndarray) -> list[list[int]]:
+        """Per row, the candidate actions (the prior's choice first; at most ``top``)."""
+        n = masks.shape[0]
+        seen = Seen(view)
+        out: list[list[int]] = []
+        turn = np.flatnonzero(seen.phase == TURN)
+        order: dict[int, np.ndarray] = {}
+        if turn.size:
+            sub = seen.take(turn)
+            disc = masks[turn, DISCARD:VOID_TILE]
+            score, _ = self.prior.discard_scores(sub, disc)
+            sh = discard_shanten(sub.hand, sub.own_meld, sub.own_void, disc).astype(np.float32)
+            key = np.where(np.isfinite(score), score, -1000.0 * sh + isolation(sub.hand) * 0.01)
+            key = np.where(disc, key, -np.inf)
+            for j, i in enumerate(turn.tolist()):
+                ks = np.argsort(-key[j], kind="stable")
+                order[i] = ks[np.isfinite(key[j, ks])] + DISCARD
+        for i in range(n):
+            m = masks[i]
+            got = [int(prior[i])]
+            if seen.phase[i] == TURN:
+                more = [a for a in range(KONG, PUNG) if m[a]] + order[i].tolist()
+            elif seen.phase[i] == VOID:
+                legal = np.flatnonzero(m)
+                suits = suit_of_void_action(legal)
+                own = int(suit_of_void_action(np.array([prior[i]]))[0])
+                more = [int(legal[suits == s][0]) for s in range(3)
+                        if s != own and (suits == s).any()]
+            else:
+                more = [int(a) for a in np.flatnonzero(m)]
+            for a in more:
+                if len(got) >= self.top:
+                    break
+                if a not in got and a != HU:
+                    got.append(int(a))
+            out.append(got)
+        return out
+
+    # ------------------------------------------------------------------ decisions
+    def act_batch(self, views: SeatView, masks: np.ndarray) -> np.ndarray:
+        started = time.perf_counter()
+        if not isinstance(views, SeatView):
+            raise TypeError(f"{type(self).__name__} reads seat views (needs = 'view'), got "
+                            f"{type(views).__name__}")
+        masks = np.asarray(masks, bool)
+        n = masks.shape[0]
+        prior = self.prior.act_batch(views, masks)
+        out = prior.copy()
+        out[masks[:, HU]] = HU
+        ask = np.flatnonzero((masks.sum(1) > 1) & ~masks[:, HU])
+        self.decisions += n
+        if ask.size:
+            cands = self.candidates(SeatView(*(f[ask] for f in views)), masks[ask], prior[ask])
+            self._search(views, masks, ask, cands, out)
+        self.seconds += time.perf_counter() - started
+        return out
+
+    def samples_for(self, n_candidates: int) -> int:
+        """Samples per decision with ``n_candidates`` candidates (``k``, lowered to fit
+        ``rollouts``)."""
+        if self.rollouts is None:
+            return self.k
+        return max(1, min(self.k, self.rollouts // n_candidates))
+
+    def _search(self, views: SeatView, masks: np.ndarray, ask: np.ndarray,
+                cands: list[list[int]], out: np.ndarray) -> None:
+        parts: list[State] = []
+        firsts: list[np.ndarray] = []
+        jobs: list[tuple[int, list[int], int, int]] = []  # row, candidates, samples, offset
+        size = 0
+        for i, cand in zip(ask.tolist(), cands, strict=True):
+            if len(cand) < 2:
+                continue
+            k = self.samples_for(len(cand))
+            st = sample_states(views, i, masks[i], self.rules, k, self.rng)
+            legal = st.legal_action_mask[:, cand].all(0)
+            cand = [a for a, ok in zip(cand, legal.tolist(), strict=True) if ok]
+            if len(cand) < 2:
+                continue
+            st.key[:] = self.rng.integers(0, 2**63, k, dtype=np.uint64)
+            c = len(cand)
+            parts.append(st.take(np.repeat(np.arange(k), c)))
+            firsts.append(np.tile(np.asarray(cand, np.int64), k))
+            jobs.append((i, cand, k, size))
+            size += k * c
+        if not jobs:
+            return
+        batch = _cat(parts)
+        scores = play_out(batch, np.concatenate(firsts), self.rollout)
+        for i, cand, k, off in jobs:
+            me = int(views.seat[i])
+            pts = scores[off:off + k * len(cand), me].reshape(k, len(cand)).astype(np.float64)
+            out[i] = cand[self.pick(pts)]
+        self.searched += len(jobs)
+        self.playouts += size
+
+    def pick(self, pts: np.ndarray) -> int:
+        """The column of ``pts`` (samples x candidates, column 0 the prior's choice) to
+        play: the best lower bound ``mean(d) - z * se(d)`` of the paired differences
+        ``d`` from column 0, when it is above 0; else column 0."""
+        d = pts[:, 1:] - pts[:, :1]
+        k = pts.shape[0]
+        se = d.std(0, ddof=1) / np.sqrt(k) if k > 1 else np.zeros(d.shape[1])
+        low = d.mean(0) - self.z * se
+        best = int(np.argmax(low))
+        return best + 1 if low[best] > 0 else 0
+
+    def reset(self) -> None:
+        self.prior.reset()
+
+    def __repr__(self) -> str:
+        return (f"SearchAgent(k={self.k}, top={self.top}, rollout={self.rollout!r}, "
+                f"rollouts={self.rollouts}, z={self.z}, rules={self.rules.preset!r}, "
+                f"seed={self.seed})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """One search agent against three ``rules`` bots (duplicate arena): the pairwise
+    difference with its 95% CI, and the agent's time per decision."""
+    p = argparse.ArgumentParser(description="A search agent against three rules bots "
+                                "(duplicate arena), with its time per decision.")
+    p.add_argument("--agent", default="search", help="a search agent spec (search?k=..)")
+    p.add_argument("--deals", type=int, default=200)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rules", default="mil", help="rule preset: mil or mahjongsoft")
+    p.add_argument("--tables", type=int, default=64)
+    a = p.parse_args(argv)
+    from agents.arena import run_arena  # the arena imports every agent module
+    from agents.search import SearchAgent as Search  # the class make_agent builds (this
+    # file may run as __main__, a module of its own)
+    try:
+        if a.deals < 1 or a.tables < 1 or a.seed < 0:
+            raise ValueError("--deals and --tables must be >= 1, --seed >= 0")
+        rules = get_rules(a.rules)
+        agent = make_agent(a.agent, seed=a.seed, preset=rules.preset)
+        if not isinstance(agent, Search):
+            raise ValueError(f"--agent must be a search agent, got {a.agent!r}")
+        cpu = time.process_time()
+        res = run_arena([agent, "rules", "rules", "rules"], deals=a.deals, seed=a.seed,
+                        rules=rules, tables=a.tables)
+        cpu = time.process_time() - cpu
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    d = res.pairwise(agent.name, "rules")
+    print(f"{a.agent} - rules: {d['mean']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] "
+          f"over {res.deals} deals ({d['units']} walls), seed {a.seed}, rules {rules.preset}")
+    per = agent.seconds / max(1, agent.decisions)
+    print(f"{agent.decisions} decisions ({agent.searched} searched, {agent.playouts} "
+          f"play-outs): {per:.4f} s per decision, "
+          f"{agent.seconds / max(1, agent.searched):.4f} s per searched decision; "
+          f"{res.seconds:.0f} s wall, {cpu:.0f} s CPU")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

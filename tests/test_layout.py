@@ -1,0 +1,46 @@
+"""README.md's Layout table names every module of sichuan_env/, sichuan_env/web/, agents/
+and agents/training/ (one row each), and nothing that does not exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("sichuan_env", "sichuan_env/web", "agents", "agents/training")
+
+
+def layout_rows(text: str) -> list[str]:
+    """The paths in the first column of the README's Layout table."""
+    heading = re.search(r"^(#+) Layout$", text, re.M)
+    if heading is None:
+        return []
+    level = len(heading.group(1))
+    rest = text[heading.end():]
+    end = re.search(rf"^#{{1,{level}}} ", rest, re.M)
+    section = rest[:end.start()] if end else rest
+    return [m.group(1) for m in re.finditer(r"^\| `([^`]+)` \|", section, re.M)]
+
+
+def modules() -> set[str]:
+    return {f"{p}/{f.name}" for p in PACKAGES for f in (ROOT / p).glob("*.py")}
+
+
+def test_every_module_has_one_row():
+    rows = layout_rows((ROOT / "README.md").read_text())
+    missing = sorted(modules() - set(rows))
+    assert not missing, f"README Layout lacks: {missing}"
+    twice = sorted({r for r in rows if rows.count(r) > 1})
+    assert not twice, f"README Layout names twice: {twice}"
+
+
+def test_every_row_exists():
+    rows = layout_rows((ROOT / "README.md").read_text())
+    gone = [r for r in rows if not (ROOT / r).exists()]
+    assert not gone, f"README Layout names what does not exist: {gone}"
+
+
+def test_the_check_reads_the_table():
+    text = ("# x\n\n## Layout\n\n| path | job |\n|---|---|\n| `a/b.py` | one |\n"
+            "| `c/` | two |\nnot a row `d.py`\n\n## Next\n| `e.py` | other section |\n")
+    assert layout_rows(text) == ["a/b.py", "c/"]

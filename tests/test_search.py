@@ -1,0 +1,399 @@
+"""The search agent: its compiled rollout policies, the deal sampler (legal deals, nothing
+hidden used), the agent's choices and its options from the command line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents import search_rollout as sr
+from agents.arena import main as arena_main
+from agents.rules_bot import RulesAgent
+from agents.search import SearchAgent
+from agents.search_sampler import Known, sample_states
+from sichuan_env import engine, hands
+from sichuan_env.actions import DISCARD, HU, KONG, MELDED_KONG, PASS, PUNG, VOID_SUIT, VOID_TILE
+from sichuan_env.agent import AgentSpecError, make_agent, validate_agent
+from sichuan_env.driver import choose
+from sichuan_env.rules import get_rules
+from sichuan_env.state import CLAIM, ROB, TURN, VOID, State
+from sichuan_env.view import seat_view
+from sichuan_env.vocab import MELD_KIND_OF_CODE, MELD_TILES, SUIT_OF
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _positions(preset: str, n_tables: int = 24, seed: int = 5) -> list[State]:
+    """Snapshots (one table each) of deals played by four rules bots."""
+    st = engine.reset(np.arange(seed, seed + n_tables), get_rules(preset))
+    bot = RulesAgent()
+    snaps: list[State] = []
+    while not st.done.all():
+        live = np.flatnonzero(~st.done)
+        snaps += [st.take([t]) for t in live]
+        acts = np.zeros(st.batch_size, np.int64)
+        acts[live] = choose(st, live, [bot])
+        engine.step(st, acts, inplace=True)
+    return snaps
+
+
+@pytest.fixture(scope="module")
+def mil_positions() -> list[State]:
+    return _positions("mil")
+
+
+@pytest.fixture(scope="module")
+def soft_positions() -> list[State]:
+    return _positions("mahjongsoft", 12, 77)
+
+
+# ----------------------------------------------------------------------------- rollout policy
+
+
+def _waits_choice(p: State) -> int:
+    return int(sr.choose_actions(p, np.array([0]))[0])
+
+
+def test_waits_policy_rules(mil_positions):
+    seen = {"hu": 0, "void_tile": 0, "ready": 0, "void": 0, "kong_claim": 0}
+    for p in mil_positions:
+        m = p.legal_action_mask[0]
+        seat = int(p.current[0])
+        a = _waits_choice(p)
+        assert m[a], "the policy chose an illegal action"
+        ph = int(p.phase[0])
+        hand = p.hand[0, seat]
+        if m[HU]:
+            assert a == HU
+            seen["hu"] += 1
+            continue
+        if ph == VOID:
+            per_suit = hand.reshape(3, 9).sum(1)
+            suit = a - VOID_SUIT if a >= VOID_SUIT else SUIT_OF[a - VOID_TILE]
+            assert per_suit[suit] == per_suit.min()
+            seen["void"] += 1
+        elif ph == TURN and not m[KONG:PUNG].any() and m[DISCARD:VOID_TILE].sum() > 1:
+            vd = int(p.void[0, seat])
+            if hand[9 * vd:9 * vd + 9].sum():
+                assert SUIT_OF[a - DISCARD] == vd
+                seen["void_tile"] += 1
+                continue
+            mk = MELD_KIND_OF_CODE[p.meld[0, seat]]
+            legal = np.flatnonzero(m[DISCARD:VOID_TILE])
+            h13 = np.repeat(hand[None], legal.size, 0)
+            h13[np.arange(legal.size), legal] -= 1
+            waits = hands.batch_wait_mask(h13, np.repeat(mk[None], legal.size, 0),
+                                          np.full(legal.size, vd, np.int8))
+            unseen = 4 - hand - p.live_discards[0] - p.won_tiles[0] - MELD_TILES[
+                p.meld[0]].sum(0)
+            live = (waits * unseen).sum(1)
+            if live.max() > 0:  # the discard leaving the most unseen waits
+                assert live[list(legal).index(a - DISCARD)] == live.max()
+                seen["ready"] += 1
+        elif ph in (CLAIM, ROB) and m[MELDED_KONG]:
+            assert a == MELDED_KONG
+            seen["kong_claim"] += 1
+    assert all(v > 0 for v in seen.values()), seen
+
+
+def test_waits_policy_pungs_only_loose_pairs(mil_positions):
+    for p in mil_positions:
+        m = p.legal_action_mask[0]
+        if p.phase[0] == CLAIM and m[PUNG] and not m[HU] and not m[MELDED_KONG]:
+            k = int(p.claim_tile[0])
+            hand = p.hand[0, int(p.current[0])]
+            near = (hand[k - 1] if k % 9 > 0 else 0) + (hand[k + 1] if k % 9 < 8 else 0)
+            assert _waits_choice(p) == (PUNG if near == 0 else PASS)
+
+
+@pytest.mark.parametrize("policy", sr.ROLLOUT_POLICIES)
+def test_play_out_is_the_engine_step_by_step(mil_positions, policy):
+    """The compiled play-out ends where stepping the engine with the same policy ends."""
+    picks = [p for p in mil_positions[::37]][:12]
+    rules1 = get_rules("mil")
+    batch = State(*(np.concatenate(f) for f in zip(*(p.arrays() for p in picks),
+                                                      strict=True)), rules1)
+    batch.key[:] = np.arange(batch.batch_size, dtype=np.uint64) * 977 + 1
+    first = sr.choose_actions(batch.copy(), np.arange(batch.batch_size), policy)
+    ref = batch.copy()
+    got = sr.play_out(batch, first, policy)
+    acts = first
+    while True:
+        engine.step(ref, acts, inplace=True)
+        live = np.flatnonzero(~ref.done)
+        if not live.size:
+            break
+        acts = np.zeros(ref.batch_size, np.int64)
+        acts[live] = sr.choose_actions(ref, live, policy)
+    assert (got == ref.scores).all()
+    assert batch.done.all()
+
+
+def test_random_rollouts_repeat_with_the_same_key(mil_positions):
+    p = next(q for q in mil_positions if q.phase[0] == TURN and q.wall_left[0] >= 40)
+    a = State(*(np.repeat(x, 32, 0) for x in p.arrays()), p.rules)
+    a.key[:] = np.repeat(np.arange(16, dtype=np.uint64) * 7919 + 3, 2)
+    first = np.full(32, int(np.flatnonzero(p.legal_action_mask[0])[0]), np.int64)
+    pts = sr.play_out(a, first, "random")
+    assert (pts[0::2] == pts[1::2]).all()
+    assert len({tuple(r) for r in pts[0::2]}) > 1  # different keys, different play-outs
+
+
+def test_play_out_rejects_bad_input(mil_positions):
+    p = mil_positions[0]
+    with pytest.raises(ValueError, match="unknown rollout policy 'nope'"):
+        sr.play_out(p.copy(), np.array([0]), "nope")
+    with pytest.raises(ValueError, match="expected 1 first actions"):
+        sr.play_out(p.copy(), np.array([0, 1]))
+    two = State(*p.arrays(), get_rules("mil", deals_per_match=2))
+    with pytest.raises(ValueError, match="deals_per_match=1"):
+        sr.play_out(two, np.array([0]))
+
+
+# ----------------------------------------------------------------------------- sampler
+
+
+def enough_for_revealed(k: Known, vd: int) -> bool:
+    """The unseen tiles outside suit ``vd`` can fill every seat with a revealed void."""
+    need = sum(k.sizes[a] for a in k.others if k.void_revealed[a])
+    return int(k.unseen.sum() - k.unseen[9 * vd:9 * vd + 9].sum()) >= need
+
+
+def _check_legal_samples(p: State, smp: State) -> None:
+    seat = int(p.current[0])
+    k = Known(seat_view(p, seat, [0]), 0)
+    for r in range(smp.batch_size):
+        tiles = (smp.hand[r].sum(0) + smp.live_discards[r] + smp.won_tiles[r]
+                 + MELD_TILES[smp.meld[r]].sum(0)).astype(int)
+        tiles += np.bincount(smp.wall[r, :smp.wall_back[r]], minlength=27)
+        sa = smp.set_aside[r][smp.set_aside[r] >= 0]
+        tiles += np.bincount(sa, minlength=27)
+        if smp.phase[r] == ROB:
+            tiles[smp.claim_tile[r]] += 1
+        assert (tiles == 4).all(), "108 tiles, four of each kind"
+        assert smp.wall_back[r] - smp.wall_front[r] == p.wall_left[0]
+        for a in range(4):
+            held = int(smp.hand[r, a].sum()) + int(smp.set_aside[r, a] >= 0)
+            assert held == int(p.hand[0, a].sum()) + int(p.set_aside[0, a] >= 0), "hand size"
+            if a == seat:
+                assert (smp.hand[r, a] == p.hand[0, a]).all()
+            elif p.void_revealed[0, a] and enough_for_revealed(k, int(p.void[0, a])):
+                vd = int(p.void[0, a])
+                assert smp.void[r, a] == vd
+                assert smp.hand[r, a, 9 * vd:9 * vd + 9].sum() == 0, "revealed void respected"
+        # the deciding seat has exactly its real options
+        assert (smp.legal_action_mask[r] == p.legal_action_mask[0]).all()
+
+
+@pytest.mark.parametrize("preset", ["mil", "mahjongsoft"])
+def test_sampled_deals_are_legal(mil_positions, soft_positions, preset):
+    positions = mil_positions if preset == "mil" else soft_positions
+    rng = np.random.default_rng(0)
+    phases = set()
+    for p in positions[::7]:
+        seat = int(p.current[0])
+        smp = sample_states(seat_view(p, seat, [0]), 0, p.legal_action_mask[0],
+                            get_rules(preset), 3, rng)
+        _check_legal_samples(p, smp)
+        phases.add(int(p.phase[0]))
+    assert {VOID, TURN, CLAIM} <= phases
+
+
+def _hide_differently(p: State, rng: np.random.Generator) -> State:
+    """``p`` with the hidden tiles moved: another seat's hand swaps tiles with the wall and
+    the wall is reshuffled (what the deciding seat sees is unchanged)."""
+    q = p.copy()
+    seat = int(q.current[0])
+    wall = q.wall[0, q.wall_front[0]:q.wall_back[0]].copy()
+    other = next(a for a in range(4) if a != seat and q.hand[0, a].sum() > 0)
+    held = np.repeat(np.arange(27), q.hand[0, other])
+    n = min(3, held.size, wall.size)
+    out_tiles, in_tiles = held[:n], wall[:n].copy()
+    wall[:n] = out_tiles
+    np.subtract.at(q.hand[0, other], out_tiles, 1)
+    np.add.at(q.hand[0, other], in_tiles, 1)
+    q.wall[0, q.wall_front[0]:q.wall_back[0]] = rng.permutation(wall)
+    engine_kernels_refresh(q)
+    return q
+
+
+def engine_kernels_refresh(q: State) -> None:
+    from sichuan_env import engine_kernels as ek
+    ek.refresh_waits(*engine.kernel_rule_args(q.rules), *q.arrays())
+
+
+def test_samples_and_choice_ignore_hidden_tiles(mil_positions):
+    rng = np.random.default_rng(1)
+    tried = 0
+    for p in mil_positions[5::23]:
+        if p.phase[0] not in (TURN, CLAIM) or p.wall_left[0] < 5:
+            continue
+        q = _hide_differently(p, rng)
+        seat = int(p.current[0])
+        assert not (q.hand == p.hand).all() or not (q.wall == p.wall).all()
+        vp, vq = seat_view(p, seat, [0]), seat_view(q, seat, [0])
+        for f, g in zip(vp, vq, strict=True):
+            assert (f == g).all()
+        a = sample_states(vp, 0, p.legal_action_mask[0], p.rules, 4, np.random.default_rng(9))
+        b = sample_states(vq, 0, q.legal_action_mask[0], q.rules, 4, np.random.default_rng(9))
+        for f, g in zip(a.arrays(), b.arrays(), strict=True):
+            assert (f == g).all()
+        ca = SearchAgent(seed=4, k=6).act_batch(vp, p.legal_action_mask)
+        cb = SearchAgent(seed=4, k=6).act_batch(vq, q.legal_action_mask)
+        assert ca[0] == cb[0]
+        tried += 1
+    assert tried >= 3
+
+
+# ----------------------------------------------------------------------------- the agent
+
+
+def test_search_plays_legal_deals_and_counts_its_work():
+    agent = make_agent("search?k=4&top=3", seed=0)
+    validate_agent(agent, n_deals=2, seed=3)
+    assert agent.searched > 0 and agent.playouts >= 2 * 4 * agent.searched // 2
+    assert agent.seconds > 0
+
+
+def test_search_takes_hu_and_plays_single_actions_without_search(mil_positions):
+    agent = SearchAgent(seed=0, k=4)
+    for p in mil_positions:
+        m = p.legal_action_mask[0]
+        if m[HU] or m.sum() == 1:
+            v = seat_view(p, int(p.current[0]), [0])
+            before = agent.playouts
+            a = agent.act_batch(v, p.legal_action_mask)[0]
+            assert a == (HU if m[HU] else np.flatnonzero(m)[0])
+            assert agent.playouts == before
+
+
+def test_top1_plays_the_prior(mil_positions):
+    agent = SearchAgent(seed=0, k=4, top=1)
+    prior = RulesAgent()
+    ps = mil_positions[::11]
+    for p in ps:
+        m = p.legal_action_mask[0]
+        v = seat_view(p, int(p.current[0]), [0])
+        want = HU if m[HU] else prior.act_batch(v, p.legal_action_mask)[0]
+        assert agent.act_batch(v, p.legal_action_mask)[0] == want
+    assert agent.playouts == 0
+
+
+def test_candidates_start_with_the_prior(mil_positions):
+    agent = SearchAgent(seed=0, k=4, top=3)
+    for p in mil_positions[::13]:
+        v = seat_view(p, int(p.current[0]), [0])
+        prior = agent.prior.act_batch(v, p.legal_action_mask)
+        cand = agent.candidates(v, p.legal_action_mask, prior)[0]
+        assert cand[0] == prior[0] and 1 <= len(cand) <= 3 and len(set(cand)) == len(cand)
+        assert all(p.legal_action_mask[0, a] for a in cand)
+
+
+def test_rollout_budget_lowers_samples():
+    assert SearchAgent(k=64, rollouts=100).samples_for(4) == 25
+    assert SearchAgent(k=8, rollouts=100).samples_for(4) == 8
+    assert SearchAgent(k=8, rollouts=2).samples_for(4) == 1
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("search?k=0", "k must be an integer >= 1, got 0"),
+    ("search?k=-3", "k must be an integer >= 1"),
+    ("search?top=0", "top must be an integer >= 1"),
+    ("search?k=2.5", "k must be an integer >= 1, got 2.5"),
+    ("search?rollouts=0", "rollouts must be an integer >= 1"),
+    ("search?rollout=nope", "unknown rollout policy 'nope'; known: waits, random"),
+    ("search?depth=3", "unexpected keyword argument 'depth'"),
+])
+def test_bad_options(spec, words, capsys):
+    with pytest.raises(AgentSpecError, match="search"):
+        make_agent(spec)
+    code = arena_main(["--seats", f"{spec},rules,rules,rules", "--deals", "4",
+                       "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("error: ") and words in err[0], err
+
+
+@pytest.mark.slow
+def test_arena_cli_bad_option_is_one_line():
+    r = subprocess.run([sys.executable, "-m", "agents.arena", "--seats",
+                        "search?k=0,rules,rules,rules", "--deals", "4", "--no-progress"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "k must be an integer >= 1, got 0" in lines[0]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--agent", "search?k=0"], "k must be an integer >= 1, got 0"),
+    (["--agent", "rules"], "--agent must be a search agent, got 'rules'"),
+    (["--deals", "0"], "--deals and --tables must be >= 1"),
+    (["--rules", "nope"], "unknown rule preset 'nope'"),
+])
+def test_search_command_bad_input(argv, words, capsys):
+    from agents.search import main
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0], err
+
+
+def test_search_command_reports_strength_and_cost(capsys):
+    from agents.search import main
+    assert main(["--agent", "search?k=4&top=2", "--deals", "4", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "search?k=4&top=2 - rules:" in out and "over 4 deals (1 walls), seed 3" in out
+    assert "s per decision" in out
+
+
+@pytest.mark.slow
+def test_search_command_runs_as_a_module():
+    r = subprocess.run([sys.executable, "-m", "agents.search", "--agent", "search?k=2&top=2",
+                        "--deals", "4", "--seed", "2"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "search?k=2&top=2 - rules:" in r.stdout and "s per decision" in r.stdout
+
+
+def test_candidates_share_samples_and_rollout_keys(mil_positions, monkeypatch):
+    """Common random numbers: every candidate is played out on the same sampled deals
+    with the same rollout key, in one batch."""
+    import agents.search as search_mod
+    seen: list[tuple[State, np.ndarray]] = []
+
+    def fake_play_out(state, first, policy="waits"):
+        seen.append((state.copy(), first.copy()))
+        return np.zeros((state.batch_size, 4), np.int32)
+
+    monkeypatch.setattr(search_mod, "play_out", fake_play_out)
+    agent = SearchAgent(seed=2, k=5, top=3, rollout="random")
+    p = next(q for q in mil_positions if q.phase[0] == TURN and q.wall_left[0] > 20
+             and q.legal_action_mask[0, DISCARD:VOID_TILE].sum() >= 3
+             and not q.legal_action_mask[0, HU])
+    v = seat_view(p, int(p.current[0]), [0])
+    agent.act_batch(v, p.legal_action_mask)
+    (batch, first), = seen
+    c = batch.batch_size // 5
+    assert c >= 2 and batch.batch_size == 5 * c
+    for j in range(5):
+        rows = np.arange(j * c, (j + 1) * c)
+        for f in batch.arrays():
+            assert (f[rows] == f[rows[:1]]).all()
+        assert len(set(first[rows].tolist())) == c
+    assert len({int(batch.key[j * c]) for j in range(5)}) == 5
+    assert len({batch.wall[j * c].tobytes() for j in range(5)}) == 5
+
+
+def test_pick_needs_a_margin_of_z_standard_errors():
+    agent = SearchAgent(z=1.0)
+    base = np.array([0.0, 4.0, -4.0, 8.0, -8.0, 2.0, -2.0, 0.0])
+    pts = np.stack([base, base + 0.1, base + 3.0 + np.tile([1.0, -1.0], 4)], 1)
+    assert agent.pick(pts) == 2  # +3 on average, se 0.38: well clear
+    noisy = np.stack([base, base + np.array([9, -9, 9, -9, 9, -9, 9, -8.0])], 1)
+    assert agent.pick(noisy) == 0  # +0.125 on average with a large se: keep the prior
+    assert SearchAgent(z=0).pick(noisy) == 1  # best mean
+    assert agent.pick(np.stack([base, base - 1.0], 1)) == 0
