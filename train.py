@@ -363,6 +363,11 @@ def main(argv: list[str] | None = None) -> int:
             tensorboard_log=str(out / "tb"), device="cpu", verbose=0,
         )
     model.sichuan_rules = args.rules  # saved with the model: the preset its planes follow
+    from agents.training.layout import make_layout
+
+    model.sichuan_input = make_layout(  # and which planes it reads (agents/training/layout.py)
+        args.features == "analysis" or args.advice != "none",
+        None if args.advice == "none" else args.advice, args.oracle_critic)
     if self_play:
         env.unwrapped.opponents = make_opponents(args.opponents, args.seed, model)
     imitation = None
@@ -432,7 +437,18 @@ def main(argv: list[str] | None = None) -> int:
     (out / "results.json").write_text(json.dumps(summary, indent=2))
     for name, r in results.items():
         print(f"beats {name} (CI excludes zero):", "yes" if r["diff_ci95"][0] > 0 else "no")
+    print(compare_line(results, args.rules))
     return 0
+
+
+def compare_line(results: dict[str, Any], rules: str) -> str:
+    """This run's result next to the shipped agents' ladder rows for the preset."""
+    from agents.ppo import shipped_rows
+
+    mine = ", ".join(f"{r['diff_vs_bot']:+.3f} vs {name}" for name, r in results.items())
+    shipped = "; ".join(shipped_rows(rules)) or "none for this preset"
+    return (f"this run: {mine}; shipped ({rules}): {shipped}; how they were made: "
+            "docs/models.md")
 
 
 if __name__ == "__main__":

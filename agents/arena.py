@@ -7,11 +7,12 @@ Command line::
         [--tables 1024]
 
 Seats are agent specs for :func:`sichuan_env.agent.make_agent`: ``random``, ``greedy``,
-``rules``, ``ppo`` (the shipped model), ``ppo:PATH``, names registered by installed
-packages, import paths ``package.module:ClassName`` or ``path/to/file.py:ClassName``, each
-optionally with ``?key=value&...`` arguments (``tests/data/mybot.py:MyBot?prefer=low``). A
-spec that does not resolve to a legal agent, or an output path that cannot be written,
-stops the command before the first deal with one line on stderr and exit status 2.
+``rules``, ``fitted``, ``ppo``, ``best`` (shipped models: docs/models.md), ``ppo:PATH``,
+names registered by installed packages, import paths ``package.module:ClassName`` or
+``path/to/file.py:ClassName``, each optionally with ``?key=value&...`` arguments
+(``tests/data/mybot.py:MyBot?prefer=low``). A spec that does not resolve to a legal agent,
+or an output path that cannot be written, stops the command before the first deal with one
+line on stderr and exit status 2.
 
 Python::
 

@@ -7,74 +7,133 @@ under), the analysis planes and the adviser's choice, exactly as the training en
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.training.features import N_FEATURE_PLANES, augment
+from agents.training.features import augment
 from sichuan_env.agent import BaseAgent
-from sichuan_env.observation import N_CHANNELS, planes_from_view
+from sichuan_env.observation import planes_from_view
 from sichuan_env.rules import get_rules
 from sichuan_env.view import SeatView
 
-#: The model shipped with the package: what the agent name ``ppo`` (no path) plays. How it
-#: was made, and its measured strength, are in ``ppo_mil.json`` next to it.
-SHIPPED_MODEL = Path(__file__).resolve().parent / "models" / "ppo_mil.zip"
+#: Where the shipped models live: ``<kind>_<preset>.zip`` with its metadata (how it was
+#: made, what it measured, its input layout) in ``<kind>_<preset>.json``; docs/models.md has
+#: their model cards.
+MODELS = Path(__file__).resolve().parent / "models"
+#: How a shipped model was made, by agent name: ``fitted``, the actor fitted to rollout
+#: comparisons (agents.training.distill); ``ppo``, that model changed by PPO updates
+#: (agents.training.finetune).
+KINDS = ("fitted", "ppo")
+#: The strongest shipped agent per preset, by the ladder rows that measured them (the
+#: figures: points per deal against ``rules``, duplicate arena, 20,000 deals; source: the
+#: ``results`` of each model's metadata and docs/models.md).
+BEST: dict[str, tuple[str, str]] = {
+    "mil": ("fitted", "fitted - rules +0.149 [+0.122, +0.175], seed 20261129"),
+    "mahjongsoft": ("fitted", "fitted - rules +0.121 [+0.091, +0.151], seed 20261126"),
+}
 
 
-def shipped_model(rules: Any = None) -> Path:
-    """The shipped model for a rule preset: ``models/ppo_<preset>.zip`` when the package
-    has one, else :data:`SHIPPED_MODEL` (trained under MIL)."""
+def shipped_model(rules: Any = None, kind: str = "ppo") -> Path:
+    """The shipped model of ``kind`` (``fitted`` or ``ppo``) for a rule preset:
+    ``models/<kind>_<preset>.zip`` when the package has one, else the MIL one."""
+    if kind not in KINDS:
+        raise ValueError(f"no shipped model kind {kind!r}; kinds: {', '.join(KINDS)}")
+    mil = MODELS / f"{kind}_mil.zip"
     if rules is None:
-        return SHIPPED_MODEL
-    own = SHIPPED_MODEL.with_name(f"ppo_{get_rules(rules).preset}.zip")
-    return own if own.exists() else SHIPPED_MODEL
+        return mil
+    own = MODELS / f"{kind}_{get_rules(rules).preset}.zip"
+    return own if own.exists() else mil
+
+
+def read_metadata(path: Path) -> dict[str, Any] | None:
+    """The metadata ``.json`` next to a model file, or None when there is none."""
+    meta = Path(path).with_suffix(".json")
+    if not meta.is_file():
+        return None
+    try:
+        return json.loads(meta.read_text())
+    except ValueError:
+        return None
+
+
+def shipped_rows(rules: Any = "mil") -> list[str]:
+    """One short line per shipped model for the preset: its name and its measured ladder
+    rows against ``rules`` and ``greedy`` (from its metadata), e.g.
+    ``"fitted +0.149 vs rules, +0.389 vs greedy (20000 deals, seed 20261129)"``."""
+    preset = get_rules(rules).preset
+    lines = []
+    for kind in KINDS:
+        path = MODELS / f"{kind}_{preset}.zip"
+        meta = read_metadata(path) if path.exists() else None
+        if not meta:
+            continue
+        res = meta.get("results", {})
+        parts, deals, seed = [], None, res.get("seed")
+        for bot in ("rules", "greedy"):
+            row = res.get(f"{preset}/{kind}-{bot}")
+            if row:
+                parts.append(f"{row['diff']:+.3f} vs {bot}")
+                deals = row["deals"]
+        if parts:
+            lines.append(f"{kind} {', '.join(parts)} ({deals} deals, seed {seed})")
+    return lines
 
 
 class PPOAgent(BaseAgent):
     """Chooses with a MaskablePPO policy; illegal actions are masked out.
 
     ``model`` is a loaded ``sb3_contrib.MaskablePPO`` or a path to its ``.zip``; by default
-    the model shipped with the package for the preset ``rules`` (:func:`shipped_model`).
-    ``deterministic`` picks the most likely action (the default for evaluation).
+    the model of ``kind`` shipped with the package for the preset ``rules``
+    (:func:`shipped_model`; agent names ``ppo`` and ``fitted``). ``deterministic`` picks the
+    most likely action (the default for evaluation). The network's input layout (which
+    planes it reads: :mod:`agents.training.layout`) comes with the model or its metadata.
     ``rules``: the preset whose scales the planes use, for a model that reads a seat view
     (one trained with advice planes; default: the preset it was trained under when the
-    model says so, else "mil"); ``adviser``: the bot giving the advice ("rules").
+    model says so, else "mil"); ``adviser``: the bot giving the advice (default: the one the
+    model was trained with, "rules").
     """
 
     def __init__(self, model: Any = None, deterministic: bool = True, device: str = "cpu",
-                 rules: str | None = None, adviser: str = "rules") -> None:
+                 rules: str | None = None, adviser: str | None = None,
+                 kind: str = "ppo") -> None:
+        from agents.training.layout import acting_channels, input_layout
+
         shipped = model is None
+        meta = None
         if shipped:
-            model = shipped_model(rules)
-            if model == SHIPPED_MODEL:
+            model = shipped_model(rules, kind)
+            if model.name == f"{kind}_mil.zip":
                 rules = None  # the MIL model reads its planes as it was trained
             if not model.exists():
-                raise FileNotFoundError(f"the shipped PPO model is missing: no file {model} "
-                                        "(reinstall the package, or give ppo:PATH)")
+                raise FileNotFoundError(f"the shipped {kind} model is missing: no file {model} "
+                                        f"(reinstall the package, or give {kind}:PATH)")
         if isinstance(model, str | Path):
             path = Path(model)
             if not path.exists() and not path.with_suffix(".zip").exists():
                 raise FileNotFoundError(f"no saved PPO model at {path}")
             from agents.training.ppo_policy import load_model
 
+            meta = read_metadata(path)
             model = load_model(path, device=device)
             self.path: str | None = str(path)
         else:
             self.path = None
         self.model = model
         self.deterministic = deterministic
-        self.name = "ppo" if shipped or not self.path else f"ppo:{self.path}"
+        self.kind = kind
+        self.name = kind if shipped or not self.path else f"{kind}:{self.path}"
+        self.layout = input_layout(model, meta)
         self.adviser = None
         # channels the actor reads; a model with an oracle critic has more after them
-        self.acting_planes = int(getattr(model.policy, "policy_planes",
-                                         model.observation_space.shape[0]))
-        if _advised(self.acting_planes):
+        self.acting_planes = acting_channels(self.layout)
+        if self.layout["advice"]:
             from agents.training.advice import make_adviser
 
             self.needs = "view"
-            self.adviser = make_adviser(adviser)
+            self.adviser = make_adviser(adviser or self.layout.get("adviser") or "rules")
             self.rules = get_rules(rules or getattr(model, "sichuan_rules", None) or "mil")
 
     def advised_input(self, view: SeatView, masks: np.ndarray) -> np.ndarray:
@@ -97,7 +156,7 @@ class PPOAgent(BaseAgent):
         else:
             obs = np.asarray(observations, dtype=np.float32)
         want = self.model.observation_space.shape
-        if obs.shape[1] + N_FEATURE_PLANES == self.acting_planes:
+        if self.layout["analysis"] and obs.shape[1] == self.layout["planes"]:
             obs = augment(obs)  # the model was trained with the analysis planes
         if obs.shape[1] == self.acting_planes < want[0]:  # the critic's hidden planes:
             pad = np.zeros((obs.shape[0], want[0] - obs.shape[1], *want[1:]), np.float32)
@@ -114,11 +173,20 @@ class PPOAgent(BaseAgent):
         return f"PPOAgent({self.path or 'in-memory model'})"
 
 
-def _advised(acting_planes: int) -> bool:
-    """Whether a policy reading this many channels reads the advice planes."""
-    from agents.training.advice import N_ADVICE_PLANES
+def fitted_agent(model: Any = None, deterministic: bool = True, device: str = "cpu",
+                 rules: str | None = None, adviser: str | None = None) -> PPOAgent:
+    """The agent name ``fitted``: a :class:`PPOAgent` playing the shipped model fitted to
+    rollout comparisons for the preset (or ``fitted:PATH``, a model made so)."""
+    return PPOAgent(model, deterministic, device, rules, adviser, kind="fitted")
 
-    return acting_planes == N_CHANNELS + N_FEATURE_PLANES + N_ADVICE_PLANES
+
+def best_agent(rules: str | None = None, deterministic: bool = True,
+               device: str = "cpu") -> PPOAgent:
+    """The agent name ``best``: the strongest shipped agent for the preset (:data:`BEST`);
+    it is named for what it plays (e.g. ``fitted``)."""
+    preset = get_rules(rules or "mil").preset
+    kind = BEST.get(preset, BEST["mil"])[0]
+    return PPOAgent(None, deterministic, device, rules, kind=kind)
 
 
 class SnapshotAgent(BaseAgent):
@@ -127,6 +195,9 @@ class SnapshotAgent(BaseAgent):
     def __init__(self, model: Any, deterministic: bool = False) -> None:
         import copy
 
+        from agents.training.layout import input_layout
+
+        self.layout = input_layout(model)
         self.policy = copy.deepcopy(model.policy)
         self.policy.set_training_mode(False)
         self.deterministic = deterministic
@@ -138,7 +209,7 @@ class SnapshotAgent(BaseAgent):
         if len(observations) == 0:
             return np.zeros(0, np.int64)
         obs = np.asarray(observations, np.float32)
-        if obs.shape[1:] != self.policy.observation_space.shape:
+        if self.layout["analysis"] and obs.shape[1] == self.layout["planes"]:
             obs = augment(obs)
         actions, _ = self.policy.predict(
             obs, deterministic=self.deterministic,

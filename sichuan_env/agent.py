@@ -26,7 +26,8 @@ over the rows). ``reset()`` is an optional hook called at the start of a deal.
 **Agents by name.** :func:`make_agent` turns a spec string into an agent; every command
 and environment that takes an agent by name goes through it::
 
-    random | greedy | rules | ppo             registered names (ppo: the shipped model)
+    random | greedy | rules | ppo | fitted    registered names (ppo, fitted: shipped models;
+    best                                      best: the strongest shipped one for the preset)
     ppo:runs/a/model.zip                      a registered name with its argument
     mypkg.bots:MyBot                          an import path: module:attribute
     path/to/mybot.py:MyBot                    a Python file: path.py:attribute
@@ -106,13 +107,16 @@ BUILTIN_AGENTS: dict[str, str] = {
     "greedy": "agents.greedy:GreedyAgent",
     "rules": "agents.rules_bot:RulesAgent",
     "ppo": "agents.ppo:PPOAgent",
+    "fitted": "agents.ppo:fitted_agent",
+    "best": "agents.ppo:best_agent",
     "rllib": "agents.rllib_agent:RLlibAgent",
     "search": "agents.search:SearchAgent",
 }
 #: Registered names that need an argument, with how it is shown in messages.
 _ARGUMENT_HINTS = {"rllib": "PATH"}
-#: Registered names that take an optional argument (``ppo``: the shipped model, or a path).
-_OPTIONAL_ARGUMENTS = {"ppo": "PATH"}
+#: Registered names that take an optional argument (``ppo``, ``fitted``: the shipped model,
+#: or a path).
+_OPTIONAL_ARGUMENTS = {"ppo": "PATH", "fitted": "PATH"}
 
 # ----------------------------------------------------------------------------- protocol
 

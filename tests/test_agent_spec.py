@@ -120,7 +120,8 @@ def test_bad_specs_give_one_clear_line(spec, words):
 
 def test_known_agents_lists_builtins():
     names = known_agents()
-    assert {"random", "greedy", "rules", "ppo[:PATH]", "rllib:PATH"} <= set(names)
+    assert {"random", "greedy", "rules", "ppo[:PATH]", "fitted[:PATH]", "best",
+            "rllib:PATH"} <= set(names)
     assert names == sorted(names)
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.greedy import Seen
-from agents.ppo import SHIPPED_MODEL
+from agents.ppo import MODELS
 from agents.rules_bot import RulesAgent
 from agents.training.advice import advice_planes
 from agents.training.distill import held_out_gain
@@ -31,6 +31,7 @@ from sichuan_env.view import seat_view
 from sichuan_env.vocab import SUIT_OF
 
 BOT = RulesAgent()
+SHIPPED_MODEL = MODELS / "fitted_mil.zip"
 
 
 def play_to_end(st, seats):
@@ -134,6 +135,19 @@ def test_generate_samples_match_plain_play_and_the_network_input():
                      tables=3, batch=64)
     for k in data:
         np.testing.assert_array_equal(data[k], again[k])
+
+
+def test_another_player_plays_the_deals_and_the_advice_stays_the_bots():
+    """With ``player``, column 0 is the player's choice (here greedy's) and the advice
+    planes hold the rules bot's choice for the same decision."""
+    from agents.greedy import GreedyAgent
+    data = generate(deals=4, seed=5, sample_prob=0.5, claim_prob=1.0, void_prob=1.0,
+                    tables=4, batch=64, player=GreedyAgent())
+    cand, adv = data["candidates"], data["advice"]
+    assert (cand[:, 0] != adv).any(), "greedy and rules disagree somewhere"
+    np.testing.assert_array_equal(data["planes"][:, -7:].astype(np.float32),
+                                  advice_planes(adv))
+    assert data["masks"][np.arange(adv.size), adv].all()
 
 
 def test_held_out_gain_counts_only_played_out_choices():
@@ -271,6 +285,7 @@ def test_decision_kinds_follow_phase_and_mask():
 @pytest.mark.parametrize("argv, text", [
     (["--deals", "0", "--out", "x.npz"], "--deals must be >= 1"),
     (["--sample-prob", "1.5", "--out", "x.npz"], "--sample-prob"),
+    (["--player", "nobody", "--deals", "1", "--out", "x.npz"], "--player: unknown agent"),
 ])
 def test_teacher_cli_errors_are_one_line(argv, text, capsys):
     assert teacher_main(argv) == 2

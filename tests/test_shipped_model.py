@@ -1,5 +1,7 @@
-"""The PPO model shipped with the package: the name `ppo` with no path plays it everywhere
-an agent is named, on CPU, without the RLlib extra; its metadata says how it was made."""
+"""The models shipped with the package: the names `fitted` (fitted to rollout
+comparisons), `ppo` (that model changed by PPO updates) and `best` with no path play them
+everywhere an agent is named, on CPU, without the RLlib extra; their metadata says how
+each was made and which planes it reads."""
 
 import hashlib
 import json
@@ -10,36 +12,84 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.ppo import SHIPPED_MODEL, PPOAgent
+from agents.ppo import BEST, KINDS, MODELS, PPOAgent
 
 ROOT = Path(__file__).resolve().parent.parent
-META = SHIPPED_MODEL.with_suffix(".json")
+FITTED = MODELS / "fitted_mil.zip"
+SHIPPED = [("fitted", "mil"), ("fitted", "mahjongsoft"), ("ppo", "mil")]
 
 
-@pytest.mark.parametrize("preset", ["mil", "mahjongsoft"])
-def test_model_is_small_and_its_metadata_describes_it(preset):
+@pytest.mark.parametrize(("kind", "preset"), SHIPPED)
+def test_model_is_small_and_its_metadata_describes_it(kind, preset):
     from agents.ppo import shipped_model
 
-    model = shipped_model(preset)
-    assert model.name == f"ppo_{preset}.zip", f"the package ships agents/models/ppo_{preset}.zip"
+    model = shipped_model(preset, kind)
+    assert model.name == f"{kind}_{preset}.zip", f"the package ships {kind}_{preset}.zip"
     assert model.stat().st_size < 6_000_000
     meta = json.loads(model.with_suffix(".json").read_text())
     for key in ("command", "seed", "commit", "settings", "rules", "steps", "sha256",
                 "results"):
         assert key in meta, key
     assert meta["sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
-    assert meta["rules"] == preset
+    assert meta["rules"] == preset and meta["name"] == kind
+    from agents.training.layout import inferred_layout, input_layout
     from agents.training.ppo_policy import load_model
 
-    assert load_model(model, device="cpu").sichuan_rules == preset
+    loaded = load_model(model, device="cpu")
+    assert loaded.sichuan_rules == preset
+    # the layout comes with the model or its metadata, and agrees with the old inference
+    layout = input_layout(loaded, meta)
+    assert getattr(loaded, "sichuan_input", None) is not None or "input" in meta
+    channels = loaded.observation_space.shape[0]
+    assert layout == inferred_layout(channels, loaded.policy.policy_planes)
 
 
-def test_ppo_by_name_is_the_shipped_model_and_plays_legally():
+def test_the_ppo_model_was_changed_by_ppo_from_the_fitted_one():
+    """`ppo` names a model whose play PPO updates changed: its metadata names the fitted
+    model it started from (by sha256) and its PPO decisions, and its weights differ."""
+    import hashlib
+
+    import torch
+
+    from agents.training.ppo_policy import load_model
+
+    meta = json.loads((MODELS / "ppo_mil.json").read_text())
+    assert meta["start"]["sha256"] == hashlib.sha256(FITTED.read_bytes()).hexdigest()
+    assert meta["settings"]["ppo_decisions"] > 0
+    a = load_model(MODELS / "ppo_mil.zip", device="cpu").policy.action_net.weight
+    b = load_model(FITTED, device="cpu").policy.action_net.weight
+    assert not torch.equal(a, b)
+
+
+def test_best_is_the_strongest_shipped_agent_by_its_measured_rows():
+    """``best`` cites its model's own ladder row, and no other shipped model for the preset
+    was measured clearly better (its CI's lower end above that figure)."""
+    from sichuan_env.agent import make_agent
+
+    for preset, (kind, source) in BEST.items():
+        rows = {}
+        for k in KINDS:
+            path = MODELS / f"{k}_{preset}.json"
+            if path.exists():
+                row = json.loads(path.read_text())["results"].get(f"{preset}/{k}-rules")
+                if row:
+                    rows[k] = row
+        best = rows[kind]
+        assert f"{kind} - rules {best['diff']:+.3f}" in source
+        assert f"seed {best['seed']}" in source
+        for k, row in rows.items():
+            assert row["ci95"][0] <= best["diff"], (k, row)
+        agent = make_agent("best", preset=preset)
+        assert agent.name == kind and agent.path == str(MODELS / f"{kind}_{preset}.zip")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_names_play_their_shipped_models_legally(kind):
     from sichuan_env.agent import make_agent, validate_agent
 
-    agent = make_agent("ppo")
-    assert isinstance(agent, PPOAgent) and agent.name == "ppo"
-    assert agent.path == str(SHIPPED_MODEL)
+    agent = make_agent(kind)
+    assert isinstance(agent, PPOAgent) and agent.name == kind
+    assert agent.path == str(MODELS / f"{kind}_mil.zip")
     assert next(agent.model.policy.parameters()).device.type == "cpu"
     validate_agent(agent, n_deals=2, seed=3)
     validate_agent(agent, n_deals=2, seed=3, rules="mahjongsoft")
@@ -81,16 +131,18 @@ def test_terminal_play_against_the_shipped_model():
 def test_missing_shipped_model_is_a_clear_error(monkeypatch, tmp_path):
     import agents.ppo as ppo
 
-    monkeypatch.setattr(ppo, "SHIPPED_MODEL", tmp_path / "gone.zip")
-    with pytest.raises(FileNotFoundError, match="shipped PPO model is missing"):
+    monkeypatch.setattr(ppo, "MODELS", tmp_path)
+    with pytest.raises(FileNotFoundError, match="shipped ppo model is missing"):
         ppo.PPOAgent()
+    with pytest.raises(FileNotFoundError, match="shipped fitted model is missing"):
+        ppo.fitted_agent()
 
 
 def test_shipped_model_is_deterministic():
     from sichuan_env import engine
     from sichuan_env.driver import agent_input
 
-    a, b = PPOAgent(), PPOAgent()
+    a, b = PPOAgent(kind="fitted"), PPOAgent(kind="fitted")
     st = engine.reset(np.arange(16) + 77)
     rows = np.arange(16)
     x = agent_input(a, st, st.current.astype(np.intp), rows)
@@ -122,16 +174,19 @@ def test_each_preset_plays_its_own_shipped_model_or_the_mil_one(monkeypatch, tmp
 
     import agents.ppo as ppo
 
-    mil = tmp_path / "ppo_mil.zip"
-    shutil.copy(SHIPPED_MODEL, mil)
-    monkeypatch.setattr(ppo, "SHIPPED_MODEL", mil)
-    assert ppo.shipped_model() == mil and ppo.shipped_model("mil") == mil
-    assert ppo.shipped_model("mahjongsoft") == mil  # no model of its own: the MIL one
-    agent = ppo.PPOAgent(rules="mahjongsoft")
+    monkeypatch.setattr(ppo, "MODELS", tmp_path)
+    mil = tmp_path / "fitted_mil.zip"
+    shutil.copy(FITTED, mil)
+    shutil.copy(FITTED.with_suffix(".json"), mil.with_suffix(".json"))
+    assert ppo.shipped_model(kind="fitted") == mil and ppo.shipped_model("mil", "fitted") == mil
+    assert ppo.shipped_model("mahjongsoft", "fitted") == mil  # none of its own: the MIL one
+    agent = ppo.fitted_agent(rules="mahjongsoft")
     assert agent.path == str(mil) and agent.rules.preset == "mil"  # read as trained
-    own = tmp_path / "ppo_mahjongsoft.zip"
-    shutil.copy(SHIPPED_MODEL, own)
-    assert ppo.shipped_model("mahjongsoft") == own
-    agent = ppo.PPOAgent(rules="mahjongsoft")
+    own = tmp_path / "fitted_mahjongsoft.zip"
+    shutil.copy(FITTED, own)
+    assert ppo.shipped_model("mahjongsoft", "fitted") == own
+    agent = ppo.fitted_agent(rules="mahjongsoft")
     assert agent.path == str(own) and agent.rules.preset == "mahjongsoft"
-    assert agent.name == "ppo"
+    assert agent.name == "fitted"
+    with pytest.raises(ValueError, match="no shipped model kind"):
+        ppo.shipped_model("mil", "imitated")

@@ -44,6 +44,8 @@ def test_train_writes_model_checkpoints_logs_and_results(tiny_run):
     assert 0.0 <= imitation["agreement"] <= 1.0 and imitation["history"]
     assert "imitation done" in stdout
     assert "final evaluation" in stdout and "beats random" in stdout
+    last = stdout.strip().splitlines()[-1]
+    assert last.startswith("this run: ") and "shipped (mil): fitted " in last
 
 
 @pytest.mark.slow
@@ -114,6 +116,9 @@ def test_advice_and_oracle_critic_run_end_to_end(tmp_path):
     agent = PPOAgent(tmp_path / "model.zip")
     assert agent.needs == "view" and agent.rules.preset == "mil"
     assert type(agent.model.policy).__name__ == "OracleCriticPolicy"
+    from agents.training.layout import make_layout
+
+    assert agent.model.sichuan_input == make_layout(True, "rules", oracle=True)
 
 
 @pytest.mark.slow
@@ -142,6 +147,19 @@ def test_resumed_run_takes_the_ppo_settings_written_on_the_command_line(tiny_run
     assert model.lr_schedule(1.0) == 0.002 and model.learning_rate == 0.002
     kept = MaskablePPO.load(str(ckpt), device="cpu")
     assert kept.batch_size == model.batch_size == 256
+
+
+def test_the_last_line_puts_the_run_next_to_the_shipped_agents():
+    import json
+
+    import train
+    from agents.ppo import MODELS
+
+    line = train.compare_line({"greedy": {"diff_vs_bot": -3.25}}, "mil")
+    assert line.startswith("this run: -3.250 vs greedy; shipped (mil): ")
+    meta = json.loads((MODELS / "fitted_mil.json").read_text())
+    assert f"fitted {meta['results']['mil/fitted-rules']['diff']:+.3f} vs rules" in line
+    assert "docs/models.md" in line
 
 
 def test_checkpoint_every_zero_writes_no_checkpoints(tmp_path):

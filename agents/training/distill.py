@@ -18,7 +18,7 @@ over held-out samples of the return of the candidate the network chooses minus t
 of the bot's choice, with a 95% CI -- is an unbiased estimate of what the deviations win
 per sampled decision, since those returns played no part in the fit.
 
-    python -m agents.training.distill runs/rollouts/*.npz --init agents/models/ppo_mil.zip \\
+    python -m agents.training.distill runs/rollouts/*.npz --init agents/models/fitted_mil.zip \\
         --out runs/distilled.zip --epochs 3
 """
 
@@ -210,7 +210,7 @@ def evaluate(model: Any, data: dict[str, np.ndarray], rows: np.ndarray,
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("shards", nargs="+")
-    p.add_argument("--init", default="agents/models/ppo_mil.zip")
+    p.add_argument("--init", default="agents/models/fitted_mil.zip")
     p.add_argument("--out", required=True)
     p.add_argument("--val", type=int, default=2, help="shards held out (the last ones)")
     p.add_argument("--epochs", type=int, default=3)

@@ -2,7 +2,7 @@
 and the last rollout.
 
     python -m agents.training.export_model \
-        runs/x/checkpoints/ppo_3000000_steps.zip agents/models/ppo_mil.zip
+        runs/ft/checkpoints/ppo_131072.zip agents/models/ppo_mil.zip
 
 A MaskablePPO checkpoint carries Adam's two moment estimates for every weight (twice the
 size of the network). Acting needs none of it; the exported file holds the same policy

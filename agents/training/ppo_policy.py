@@ -94,9 +94,10 @@ def policy_kwargs(features_dim: int = 256, channels: int = 64,
 _FORMER_MODULE = "agents.ppo_policy"
 
 
-def load_model(path: str | Path, **kwargs: Any) -> Any:
-    """``MaskablePPO.load(path, **kwargs)``, also for model files that name this module by
-    its former path (``agents.ppo_policy``, the shipped models among them)."""
+def load_model(path: str | Path, cls: Any = None, **kwargs: Any) -> Any:
+    """``MaskablePPO.load(path, **kwargs)`` (or ``cls.load``, a subclass of it), also for
+    model files that name this module by its former path (``agents.ppo_policy``, the
+    shipped models among them)."""
     import sys
 
     from sb3_contrib import MaskablePPO
@@ -105,7 +106,7 @@ def load_model(path: str | Path, **kwargs: Any) -> Any:
     if added:
         sys.modules[_FORMER_MODULE] = sys.modules[__name__]
     try:
-        return MaskablePPO.load(str(path), **kwargs)
+        return (cls or MaskablePPO).load(str(path), **kwargs)
     finally:
         if added:
             del sys.modules[_FORMER_MODULE]

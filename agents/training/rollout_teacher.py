@@ -16,7 +16,10 @@ can be improved (one step of policy iteration), without ever seeing anything hid
 
 :func:`generate` writes the samples (the decider's network input -- observation, analysis
 and advice planes, as :class:`agents.ppo.PPOAgent` builds them -- its mask, the candidates
-and their returns); ``agents.training.distill`` trains a policy on them.
+and their returns); ``agents.training.distill`` trains a policy on them. With ``--player``
+another agent (a fitted model, say) plays the deals and the play-outs in the bot's place:
+the comparisons then measure deviations from that agent's choices, the next step of policy
+iteration (:mod:`agents.training.improve` repeats it).
 
     python -m agents.training.rollout_teacher --deals 20000 --seed 31 --out runs/rollouts_31.npz
 """
@@ -160,14 +163,18 @@ class _Pending:
 
 def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.06,
              claim_prob: float = 0.5, void_prob: float = 0.05, tables: int = 256,
-             discards: int = 3, batch: int = 2048, log: Any = None) -> dict[str, np.ndarray]:
-    """Rollout comparisons from ``deals`` deals of four rules bots (seeds ``seed * 10**7 +
-    i``). A decision with more than one legal action is sampled with ``sample_prob`` on
-    an own turn (discards), ``claim_prob`` on a claim or an own turn offering a kong
+             discards: int = 3, batch: int = 2048, log: Any = None,
+             player: Any = None) -> dict[str, np.ndarray]:
+    """Rollout comparisons from ``deals`` deals (seeds ``seed * 10**7 + i``) played by four
+    copies of ``player`` (default: the rules bot), who also plays every play-out; column 0
+    of the candidates is the player's choice, the advice planes hold the rules bot's. A
+    decision with more than one legal action is sampled with ``sample_prob`` on an own
+    turn (discards), ``claim_prob`` on a claim or an own turn offering a kong
     (``claim_prob / 4`` offering a self-drawn Hu), ``void_prob`` for the void choice: the
     rarer decisions with close alternatives get more of the play-outs."""
     rng = np.random.default_rng(seed)
     bot = RulesAgent()
+    player = bot if player is None else player
     preset = get_rules(rules)
     planes, masks, cands, advice, phases = [], [], [], [], []
     returns: list[np.ndarray] = []
@@ -180,7 +187,7 @@ def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.0
         while not st.done.all():
             live = np.flatnonzero(~st.done)
             acts = np.zeros(st.batch_size, np.int64)
-            acts[live] = choose(st, live, [bot])
+            acts[live] = choose(st, live, [player])
             m = st.legal_action_mask[live]
             prob = sample_probability(st.phase[live], m, sample_prob, claim_prob, void_prob)
             pick = live[(m.sum(1) > 1) & (rng.random(live.size) < prob)]
@@ -194,23 +201,24 @@ def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.0
                 if keep.any():
                     pick, seats, cand, mk = pick[keep], seats[keep], cand[keep], mk[keep]
                     view = seat_view(st, seats, pick)
+                    advised = acts[pick] if player is bot else choose(st, pick, [bot])
                     x = augment(planes_from_view(view, preset))
-                    x = np.concatenate([x, advice_planes(acts[pick])], axis=1)
+                    x = np.concatenate([x, advice_planes(advised)], axis=1)
                     pending.add(st, pick, seats, cand, len(returns))
                     for _ in range(pick.size):
                         returns.append(np.full(MAX_CANDIDATES, np.nan, np.float32))
                     planes.append(x.astype(np.float16))
                     masks.append(mk)
                     cands.append(cand.astype(np.int16))
-                    advice.append(acts[pick].astype(np.int16))
+                    advice.append(advised.astype(np.int16))
                     phases.append(st.phase[pick].copy())
                     if pending.size >= batch:
-                        pending.run(bot, returns)
+                        pending.run(player, returns)
             engine.step(st, acts, inplace=True)
         done_deals += seeds.size
         if log is not None:
             log(f"{done_deals} deals, {len(returns)} samples, {time.time() - started:.0f} s")
-    pending.run(bot, returns)
+    pending.run(player, returns)
     return {
         "planes": np.concatenate(planes), "masks": np.concatenate(masks),
         "candidates": np.concatenate(cands), "returns": np.stack(returns),
@@ -229,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--claim-prob", type=float, default=0.5)
     p.add_argument("--void-prob", type=float, default=0.05)
     p.add_argument("--discards", type=int, default=3)
+    p.add_argument("--player", default="rules",
+                   help="the agent that plays the deals and the play-outs (rules; e.g. "
+                        "fitted or ppo:PATH: one step of policy iteration from it)")
     p.add_argument("--out", required=True)
     a = p.parse_args(argv)
     probs = (a.sample_prob, a.claim_prob, a.void_prob)
@@ -237,8 +248,15 @@ def main(argv: list[str] | None = None) -> int:
         print("rollout_teacher: --deals must be >= 1, --sample-prob, --claim-prob and "
               f"--void-prob in (0, 1], --discards in 1..{MAX_CANDIDATES}", file=sys.stderr)
         return 2
+    from sichuan_env.agent import make_agent
+
+    try:
+        player = None if a.player == "rules" else make_agent(a.player, preset=a.rules)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"rollout_teacher: --player: {str(err).splitlines()[0]}", file=sys.stderr)
+        return 2
     data = generate(a.deals, a.seed, a.rules, a.sample_prob, a.claim_prob, a.void_prob,
-                    discards=a.discards,
+                    discards=a.discards, player=player,
                     log=lambda s: print(s, flush=True))
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(a.out, **data)

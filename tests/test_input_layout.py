@@ -1,0 +1,77 @@
+"""Input layouts (agents/training/layout.py): saved with a model, read back by the agent,
+checked against the network, and inferred in one place for files saved without one."""
+
+import pytest
+
+from agents.training.layout import (
+    acting_channels,
+    check_layout,
+    inferred_layout,
+    input_layout,
+    make_layout,
+)
+
+
+def test_made_layouts_add_up_and_the_old_inference_gives_the_same():
+    for analysis, adviser, oracle in [(False, None, False), (True, None, False),
+                                      (True, "rules", False), (True, "rules", True)]:
+        lay = make_layout(analysis, adviser, oracle)
+        total = sum(lay[k] for k in ("planes", "analysis", "advice", "oracle"))
+        assert check_layout(lay, total) == lay
+        assert inferred_layout(total, acting_channels(lay)) == lay
+
+
+def test_a_wrong_layout_is_a_one_line_error():
+    lay = make_layout(True, "rules", True)
+    with pytest.raises(ValueError, match="adds up to 99 channels but its network reads 89"):
+        check_layout(lay, 89)
+    with pytest.raises(ValueError, match="channel counts"):
+        check_layout({"planes": 78}, 78)
+
+
+def test_a_saved_layout_travels_with_the_model_and_wins_over_inference(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import PPOAgent
+    from agents.training.features import AnalysisVecEnv
+    from agents.training.ppo_policy import load_model, policy_kwargs
+    from sichuan_env.vector import SichuanVecEnv
+
+    env = AnalysisVecEnv(SichuanVecEnv(1, opponents="random", seed=0))
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=8, device="cpu",
+                        policy_kwargs=policy_kwargs(features_dim=16, channels=4))
+    model.sichuan_input = make_layout(analysis=True)
+    model.save(tmp_path / "m.zip")
+    loaded = load_model(tmp_path / "m.zip", device="cpu")
+    assert input_layout(loaded) == make_layout(analysis=True)
+    assert PPOAgent(tmp_path / "m.zip").layout == make_layout(analysis=True)
+    # metadata is read when the model has none; a saved layout that does not fit is refused
+    del loaded.sichuan_input
+    assert input_layout(loaded, {"input": make_layout(analysis=True)})["analysis"] == 4
+    loaded.sichuan_input = make_layout(analysis=False)
+    with pytest.raises(ValueError, match="adds up to 78"):
+        input_layout(loaded)
+
+
+def test_a_snapshot_reads_the_layout_and_adds_the_analysis_planes_itself():
+    import numpy as np
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import SnapshotAgent
+    from agents.training.features import AnalysisVecEnv
+    from agents.training.ppo_policy import policy_kwargs
+    from sichuan_env import engine
+    from sichuan_env.observation import encode
+    from sichuan_env.vector import SichuanVecEnv
+
+    env = AnalysisVecEnv(SichuanVecEnv(1, opponents="random", seed=0))
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=8, device="cpu",
+                        policy_kwargs=policy_kwargs(features_dim=16, channels=4))
+    model.sichuan_input = make_layout(analysis=True)
+    snap = SnapshotAgent(model, deterministic=True)
+    assert snap.layout == make_layout(analysis=True)
+    st = engine.reset([1, 2])
+    masks = engine.legal_mask(st)
+    raw = encode(st, st.current.astype(np.intp))
+    acts = snap.act_batch(raw, masks)
+    assert masks[np.arange(2), acts].all()
