@@ -6,6 +6,10 @@ layers of the SB3 policy, so weights move both ways: :func:`load_sb3_weights`,
 :func:`agents.training.rllib_net.to_sb3_state`). Illegal actions get logit -1e8, so PPO's sampled
 and greedy actions are always legal. ``model_config``: ``features_dim`` (256),
 ``channels`` (64), ``hidden`` (128).
+
+:class:`TilePlanesAPPOModule` is the same module with the target network APPO's loss
+reads (a lagged copy of the network, kept in the learner only: the env runners' inference
+copies leave it out).
 """
 
 from __future__ import annotations
@@ -13,6 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from ray.rllib.core.columns import Columns
+from ray.rllib.core.learner.utils import make_target_network
+from ray.rllib.core.rl_module.apis import InferenceOnlyAPI
+from ray.rllib.core.rl_module.apis.target_network_api import (
+    TARGET_NETWORK_ACTION_DIST_INPUTS,
+    TargetNetworkAPI,
+)
 from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.torch import TorchRLModule
@@ -48,9 +58,32 @@ class TilePlanesRLModule(TorchRLModule, ValueFunctionAPI):
         return self.net.values(embeddings)
 
 
-def module_spec(model_config: dict[str, Any] | None = None) -> RLModuleSpec:
-    """The RLModuleSpec of :class:`TilePlanesRLModule` (spaces come from the env)."""
-    return RLModuleSpec(module_class=TilePlanesRLModule,
+class TilePlanesAPPOModule(TilePlanesRLModule, TargetNetworkAPI, InferenceOnlyAPI):
+    """:class:`TilePlanesRLModule` with APPO's target network (``_old_net``, a copy of
+    ``net`` that the learner moves towards it; not in the env runners' copies)."""
+
+    def make_target_networks(self) -> None:
+        self._old_net = make_target_network(self.net)
+
+    def get_target_network_pairs(self) -> list[tuple[Any, Any]]:
+        return [(self.net, self._old_net)]
+
+    def forward_target(self, batch: dict[str, Any]) -> dict[str, Any]:
+        obs = batch[Columns.OBS]
+        feats = self._old_net.features(obs["observations"])
+        return {TARGET_NETWORK_ACTION_DIST_INPUTS: self._old_net.logits(feats,
+                                                                         obs["action_mask"])}
+
+    def get_non_inference_attributes(self) -> list[str]:
+        return ["_old_net"]
+
+
+def module_spec(model_config: dict[str, Any] | None = None,
+                algo: str = "ppo") -> RLModuleSpec:
+    """The RLModuleSpec of :class:`TilePlanesRLModule` (``algo="appo"``:
+    :class:`TilePlanesAPPOModule`); spaces come from the env."""
+    cls = TilePlanesAPPOModule if algo == "appo" else TilePlanesRLModule
+    return RLModuleSpec(module_class=cls,
                         model_config={**MODEL_DEFAULTS, **(model_config or {})})
 
 

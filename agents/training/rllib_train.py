@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.rllib_agent import MODULE_ID, RLlibAgent, save_policy
+from agents.training.hardware import machine_cores
 from agents.training.rllib_net import TilePlanesNet
 
 
@@ -73,18 +74,41 @@ def env_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def build_config(args: argparse.Namespace) -> Any:
-    """The PPOConfig of a run (see the module docstring)."""
-    from ray.rllib.algorithms.ppo import PPOConfig
+    """The algorithm config of a run: PPOConfig (``--algo ppo``) or APPOConfig (``--algo
+    appo``), see the module docstring."""
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
     from agents.training.rllib_module import module_spec
     from sichuan_env.rllib import SichuanEnvRunner, SichuanMultiAgentEnv
 
+    algo = getattr(args, "algo", "ppo")
     runners = max(0, int(args.env_runners))
     fragment = int(args.n_steps)
-    batch = fragment * args.tables * max(1, runners)
+    gpus = float(args.num_gpus_per_learner or 0)
+    if algo == "appo":
+        from ray.rllib.algorithms.appo import APPOConfig
+
+        # one runner's rollout per train batch: the learner takes each as it arrives
+        batch = fragment * args.tables
+        minibatch = max(fragment, min(args.batch_size, batch) // fragment * fragment)
+        config = APPOConfig().training(
+            lr=args.lr, gamma=args.gamma, lambda_=0.95, entropy_coeff=args.ent_coef,
+            clip_param=0.2, vf_loss_coeff=0.5, grad_clip=0.5, use_kl_loss=False,
+            num_epochs=1, minibatch_size=minibatch, train_batch_size_per_learner=batch,
+            circular_buffer_iterations_per_batch=max(1, args.epochs // 2),
+        )
+    else:
+        from ray.rllib.algorithms.ppo import PPOConfig
+
+        batch = fragment * args.tables * max(1, runners)
+        config = PPOConfig().training(
+            lr=args.lr, gamma=args.gamma, lambda_=0.95, entropy_coeff=args.ent_coef,
+            clip_param=0.2, vf_loss_coeff=0.5, vf_clip_param=1e6, grad_clip=0.5,
+            use_kl_loss=False, num_epochs=args.epochs,
+            minibatch_size=min(args.batch_size, batch), train_batch_size_per_learner=batch,
+        )
     return (
-        PPOConfig()
+        config
         .environment(SichuanMultiAgentEnv, env_config=env_config(args))
         .env_runners(
             env_runner_cls=SichuanEnvRunner, num_env_runners=runners,
@@ -93,16 +117,12 @@ def build_config(args: argparse.Namespace) -> Any:
         )
         .multi_agent(policies={MODULE_ID}, policy_mapping_fn=policy_mapping_fn,
                      policies_to_train=[MODULE_ID])
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={MODULE_ID: module_spec()}))
-        .learners(num_learners=0, num_gpus_per_learner=args.num_gpus_per_learner)
-        .training(
-            lr=args.lr, gamma=args.gamma, lambda_=0.95, entropy_coeff=args.ent_coef,
-            clip_param=0.2, vf_loss_coeff=0.5, vf_clip_param=1e6, grad_clip=0.5,
-            use_kl_loss=False, num_epochs=args.epochs,
-            minibatch_size=min(args.batch_size, batch), train_batch_size_per_learner=batch,
-        )
+        .rl_module(rl_module_spec=MultiRLModuleSpec(
+            rl_module_specs={MODULE_ID: module_spec(algo=algo)}))
+        .learners(num_learners=0, num_gpus_per_learner=gpus)
         .debugging(seed=args.seed, log_level="ERROR")
-        .reporting(metrics_num_episodes_for_smoothing=100)
+        # APPO's iterations would last 10 s at least (IMPALA's default); PPO's one batch
+        .reporting(metrics_num_episodes_for_smoothing=100, min_time_s_per_iteration=1)
     )
 
 
@@ -115,8 +135,12 @@ def learner_net(algo: Any) -> TilePlanesNet:
 
 
 def set_learner_weights(algo: Any, state: dict[str, Any]) -> None:
-    """Load a network state dict into the learner and push it to the env runners."""
-    algo.learner_group._learner.module[MODULE_ID].net.load_state_dict(state)
+    """Load a network state dict into the learner (and APPO's target network) and push it
+    to the env runners."""
+    module = algo.learner_group._learner.module[MODULE_ID]
+    module.net.load_state_dict(state)
+    if hasattr(module, "_old_net"):
+        module._old_net.load_state_dict(state)
     algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group,
                                        inference_only=True)
 
@@ -180,9 +204,15 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
             raise SystemExit(f"--imitate: {e}") from None
     if args.address:
         ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
-    else:
-        ray.init(num_cpus=max(1, args.env_runners) + 1, include_dashboard=False,
-                 log_to_driver=False, configure_logging=False)
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if args.env_runners > cpus:
+            ray.shutdown()
+            raise SystemExit(f"--env-runners {args.env_runners} needs {args.env_runners} "
+                             f"CPUs, but the Ray cluster at {args.address} has {cpus}: use "
+                             f"--env-runners {cpus} or fewer")
+    else:  # train.check_args: env runners <= cores; the learner runs in this process
+        ray.init(num_cpus=max(1, args.env_runners, machine_cores()),
+                 include_dashboard=False, log_to_driver=False, configure_logging=False)
     from torch.utils.tensorboard import SummaryWriter
 
     writer = SummaryWriter(str(out / "tb"))
@@ -193,9 +223,10 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
         elif weights is not None:
             set_learner_weights(algo, weights)
         mode = "self-play" if args.opponents == "self" else f"vs {args.opponents}"
-        print(f"training RLlib PPO: {args.total_steps:,} steps, {args.env_runners} env "
-              f"runners x {args.tables} tables, {mode}, rules {args.rules}, learner on "
-              f"{'GPU' if args.num_gpus_per_learner else 'CPU'}, out {out}", flush=True)
+        print(f"training RLlib {args.algo.upper()}: {args.total_steps:,} steps, "
+              f"{args.env_runners} env runners x {args.tables} tables, {mode}, rules "
+              f"{args.rules}, learner on {'GPU' if args.num_gpus_per_learner else 'CPU'}, "
+              f"out {out}", flush=True)
         steps = 0
         start = None
         next_ckpt, next_eval = args.checkpoint_every, args.eval_every
@@ -259,7 +290,7 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
     print(f"\nfinal evaluation (duplicate arena, {args.final_eval_deals} walls x 4 seatings, "
           f"{time.perf_counter() - t1:.0f} s); 95% confidence intervals")
     print(format_results(results))
-    summary = {"args": vars(args), "backend": "rllib", "steps": steps,
+    summary = {"args": vars(args), "backend": "rllib", "algo": args.algo, "steps": steps,
                "train_seconds": train_time, "steps_per_second": sps,
                "imitation": imitation, "results": results}
     (out / "results.json").write_text(json.dumps(summary, indent=2, default=str))
