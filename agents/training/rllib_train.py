@@ -1,9 +1,16 @@
-"""PPO with Ray RLlib (new API stack) on the batched environment: ``train.py --backend rllib``.
+"""PPO or APPO with Ray RLlib (new API stack) on the batched environment: ``train.py
+--backend rllib [--algo appo]``.
 
 Each env runner (a Ray actor, one CPU) holds ``--tables`` tables in one
 :class:`sichuan_env.rllib.SichuanVectorEnv` and steps them batched (the engine, the bots and
-the observation planes); the learner (PPO, :class:`agents.training.rllib_module.TilePlanesRLModule`,
-the SB3 policy's network) runs in the driver, on a GPU with ``--num-gpus-per-learner 1``.
+the observation planes); the learner (:class:`agents.training.rllib_module.TilePlanesRLModule`,
+the SB3 policy's network) runs in the driver, on the GPU with ``--device auto`` when torch
+sees one (``--num-gpus-per-learner``). ``--algo ppo`` (default) alternates: every runner
+samples ``--n-steps`` per table, then the learner makes ``--epochs`` passes. ``--algo
+appo`` (RLlib's APPO: V-trace-corrected PPO with a target network,
+:class:`~agents.training.rllib_module.TilePlanesAPPOModule`) overlaps them: the runners keep
+sampling while the learner trains on each runner's batch as it arrives (each batch used
+``max(1, epochs // 2)`` times), and the runners get new weights after every update.
 Every learner seat maps to the one trained module ``learner`` (:func:`policy_mapping_fn`):
 ``--opponents self`` is self-play of that module at all four seats; bot names put one
 learner seat per table (``--learner-seats`` in turn over the tables) against three bots
@@ -96,7 +103,7 @@ def build_config(args: argparse.Namespace) -> Any:
             clip_param=0.2, vf_loss_coeff=0.5, grad_clip=0.5, use_kl_loss=False,
             num_epochs=1, minibatch_size=minibatch, train_batch_size_per_learner=batch,
             circular_buffer_iterations_per_batch=max(1, args.epochs // 2),
-        )
+        ).reporting(min_time_s_per_iteration=1)  # IMPALA's default: 10 s per iteration
     else:
         from ray.rllib.algorithms.ppo import PPOConfig
 
@@ -121,8 +128,7 @@ def build_config(args: argparse.Namespace) -> Any:
             rl_module_specs={MODULE_ID: module_spec(algo=algo)}))
         .learners(num_learners=0, num_gpus_per_learner=gpus)
         .debugging(seed=args.seed, log_level="ERROR")
-        # APPO's iterations would last 10 s at least (IMPALA's default); PPO's one batch
-        .reporting(metrics_num_episodes_for_smoothing=100, min_time_s_per_iteration=1)
+        .reporting(metrics_num_episodes_for_smoothing=100)
     )
 
 
