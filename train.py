@@ -30,6 +30,8 @@ learns at the same time (RLlib's asynchronous APPO) instead of PPO's turns; see
 Hardware: ``--device auto`` (the default) puts the learner (SB3's, or RLlib's) on the GPU
 when torch sees one, else on the CPU; ``--threads`` (default: this machine's cores) sets
 torch's threads. A model saved from a GPU learner loads on a machine without one.
+``--precision bf16`` computes the network's convolutions and wide layer in bfloat16 while
+learning (:func:`agents.training.ppo_policy.network_precision`).
 """
 
 from __future__ import annotations
@@ -119,6 +121,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--imitate-epochs", type=int, default=8,
                    help="passes over each labelled chunk (8)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                   help="the network's arithmetic while learning: fp32, or bf16 (bfloat16 "
+                        "convolutions and wide layer, about 2x faster on CPUs with AMX and "
+                        "on GPUs; the saved model acts in float32) (fp32)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch threads (default: this machine's cores)")
     args = p.parse_args(argv)
@@ -298,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from agents.ppo import SnapshotAgent
     from agents.training.features import AnalysisVecEnv
-    from agents.training.ppo_policy import load_model, policy_kwargs
+    from agents.training.ppo_policy import load_model, network_precision, policy_kwargs
     from sichuan_env.vector import SichuanVecEnv
 
     torch.set_num_threads(args.threads)
@@ -352,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
         env.unwrapped.opponents = make_opponents(args.opponents, args.seed, model)
     imitation = None
     if teacher is not None:
-        imitation = warm_start(model, env, teacher, args)
+        with network_precision(model.policy, args.precision):
+            imitation = warm_start(model, env, teacher, args)
 
     class Periodic(BaseCallback):
         """Self-play snapshot refresh and periodic arena evaluation."""
@@ -396,8 +403,9 @@ def main(argv: list[str] | None = None) -> int:
           f"out {out}", flush=True)
     start_steps = int(model.num_timesteps)
     t0 = time.perf_counter()
-    model.learn(total_timesteps=args.total_steps, callback=callbacks,
-                progress_bar=not args.no_progress, reset_num_timesteps=not args.resume)
+    with network_precision(model.policy, args.precision):
+        model.learn(total_timesteps=args.total_steps, callback=callbacks,
+                    progress_bar=not args.no_progress, reset_num_timesteps=not args.resume)
     train_time = time.perf_counter() - t0
     model.save(out / "model.zip")
     steps_done = int(model.num_timesteps) - start_steps

@@ -116,3 +116,49 @@ def test_a_model_saved_by_the_learner_loads_and_plays_on_the_cpu(tmp_path, devic
     obs = encode(st, st.current.astype(np.intp), np.arange(4))
     acts = agent.act_batch(obs, st.legal_action_mask)
     assert st.legal_action_mask[np.arange(4), acts].all()
+
+
+def test_network_precision_is_bf16_inside_the_block_and_float32_outside():
+    import torch
+
+    from agents.training.ppo_policy import network_precision
+    from agents.training.rllib_net import TilePlanesNet
+
+    torch.manual_seed(0)
+    net = TilePlanesNet(82)
+    x, m = torch.rand(64, 82, 27), torch.ones(64, 88)
+    with torch.no_grad():
+        before = net.logits(net.features(x), m)
+        with network_precision(net, "bf16"):
+            assert net.features_extractor.autocast_dtype is torch.bfloat16
+            feats = net.features(x)
+            inside = net.logits(feats, m)
+        after = net.logits(net.features(x), m)
+    assert feats.dtype == torch.float32
+    assert torch.equal(before, after)  # float32 again, bit for bit
+    assert not torch.equal(before, inside)  # bfloat16 arithmetic did run
+    torch.testing.assert_close(inside, before, atol=2e-2, rtol=2e-2)
+    with pytest.raises(ValueError, match="precision must be one of"), \
+            network_precision(net, "fp8"):
+        pass
+    assert net.features_extractor.autocast_dtype is None
+
+
+@pytest.mark.slow
+def test_train_with_bf16_learns_and_saves_a_float32_model(tmp_path):
+    from agents.ppo import PPOAgent
+
+    cmd = [sys.executable, str(ROOT / "train.py"), "--precision", "bf16", "--device", "cpu",
+           "--total-steps", "2048", "--tables", "4", "--n-steps", "64", "--batch-size", "256",
+           "--eval-every", "0", "--final-eval-deals", "4", "--imitate", "greedy",
+           "--imitate-steps", "512", "--imitate-epochs", "2", "--out", str(tmp_path),
+           "--no-progress", "--seed", "2", "--threads", "1"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    agent = PPOAgent(str(tmp_path / "model.zip"))
+    assert agent.model.policy.features_extractor.autocast_dtype is None
+    import json
+
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["args"]["precision"] == "bf16" and res["steps"] >= 2048
+    assert res["imitation"]["agreement"] > 0.3  # the warm start learned under bfloat16

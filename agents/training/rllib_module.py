@@ -5,7 +5,9 @@ Reads the env's dict observation (``observations`` planes, ``action_mask``) from
 layers of the SB3 policy, so weights move both ways: :func:`load_sb3_weights`,
 :func:`agents.training.rllib_net.to_sb3_state`). Illegal actions get logit -1e8, so PPO's sampled
 and greedy actions are always legal. ``model_config``: ``features_dim`` (256),
-``channels`` (64), ``hidden`` (128).
+``channels`` (64), ``hidden`` (128), ``precision`` (``fp32``; ``bf16``: the extractor
+computes in bfloat16 in the learner and the env runners, see
+:func:`agents.training.ppo_policy.network_precision`).
 
 :class:`TilePlanesAPPOModule` is the same module with the target network APPO's loss
 reads (a lagged copy of the network, kept in the learner only: the env runners' inference
@@ -27,9 +29,10 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.torch import TorchRLModule
 
+from agents.training.ppo_policy import PRECISIONS
 from agents.training.rllib_net import TilePlanesNet, from_sb3_state
 
-MODEL_DEFAULTS = {"features_dim": 256, "channels": 64, "hidden": 128}
+MODEL_DEFAULTS = {"features_dim": 256, "channels": 64, "hidden": 128, "precision": "fp32"}
 
 
 class TilePlanesRLModule(TorchRLModule, ValueFunctionAPI):
@@ -40,6 +43,7 @@ class TilePlanesRLModule(TorchRLModule, ValueFunctionAPI):
         planes = self.observation_space["observations"]
         self.net = TilePlanesNet(int(planes.shape[0]), cfg["features_dim"], cfg["channels"],
                                  cfg["hidden"])
+        self.net.features_extractor.autocast_dtype = PRECISIONS[cfg["precision"]]
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs = batch[Columns.OBS]

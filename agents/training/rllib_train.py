@@ -125,7 +125,8 @@ def build_config(args: argparse.Namespace) -> Any:
         .multi_agent(policies={MODULE_ID}, policy_mapping_fn=policy_mapping_fn,
                      policies_to_train=[MODULE_ID])
         .rl_module(rl_module_spec=MultiRLModuleSpec(
-            rl_module_specs={MODULE_ID: module_spec(algo=algo)}))
+            rl_module_specs={MODULE_ID: module_spec(
+                {"precision": getattr(args, "precision", "fp32")}, algo=algo)}))
         .learners(num_learners=0, num_gpus_per_learner=gpus)
         .debugging(seed=args.seed, log_level="ERROR")
         .reporting(metrics_num_episodes_for_smoothing=100)
@@ -135,7 +136,7 @@ def build_config(args: argparse.Namespace) -> Any:
 def learner_net(algo: Any) -> TilePlanesNet:
     """A CPU copy of the trained module's network."""
     module = algo.learner_group._learner.module[MODULE_ID]
-    net = TilePlanesNet(**module.net.config)
+    net = TilePlanesNet(**module.net.config)  # acts in float32 whatever the learner used
     net.load_state_dict({k: v.detach().cpu() for k, v in module.net.state_dict().items()})
     return net
 
