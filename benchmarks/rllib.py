@@ -72,7 +72,7 @@ def measure(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> d
         "--n-steps", str(args.n_steps), "--epochs", str(args.epochs),
         "--batch-size", str(args.batch_size), "--opponents", args.opponents,
         "--num-gpus-per-learner", str(args.gpu), "--imitate", "none", "--seed", "0",
-        "--device", "cuda" if args.gpu else "cpu",
+        "--device", "cuda" if args.gpu else "cpu", "--precision", args.precision,
     ])
     load_before = os.getloadavg()[0]
     ray.init(num_cpus=runners + 1, include_dashboard=False, log_to_driver=False,
@@ -155,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--iterations", type=int, default=4, help="timed iterations (4)")
     p.add_argument("--opponents", default="random")
     p.add_argument("--gpu", type=float, default=0, help="GPUs for the learner (0)")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                   help="the network's arithmetic (train.py --precision) (fp32)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of the learner (1)")
     p.add_argument("--repeats", type=int, default=2,
                    help="measure each runner count this many times, alternating; keep the "

@@ -7,8 +7,9 @@ alone per CPU-second, and the PPO learner's samples per second.
 Builds what ``python train.py --imitate none`` trains (MaskablePPO on
 :class:`sichuan_env.vector.SichuanVecEnv` with the analysis planes, ``--tables`` tables for
 each of the four learner seats, ``--opponents`` inside the env, the learner on
-``--device``), runs one rollout and update to warm up, then ``--iterations`` timed ones
-(each: ``n_steps`` steps of every env, then ``epochs`` passes in minibatches), the whole
+``--device``, ``--precision``), runs one rollout and update to warm up, then
+``--iterations`` timed ones (each: ``n_steps`` steps of every env, then ``epochs`` passes
+in minibatches), the whole
 repeated ``--repeats`` times (the best repeat is kept). Reported per repeat and best:
 
 * ``env_steps_per_s``: env steps over the wall-clock time of rollouts and updates
@@ -110,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="auto", help="auto, cpu or cuda (auto)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch threads (default: this machine's cores)")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                   help="the network's arithmetic (train.py --precision) (fp32)")
     p.add_argument("--iterations", type=int, default=2, help="timed rollouts+updates (2)")
     p.add_argument("--repeats", type=int, default=2, help="keep the best of this many (2)")
     p.add_argument("--out", default=None, help="write the rows as JSON here")
@@ -125,9 +128,14 @@ def main(argv: list[str] | None = None) -> int:
         p.error(str(e))
     args.threads = args.threads or machine_cores()
     print(describe_machine(), flush=True)
+    from agents.training.ppo_policy import network_precision
+
     rows = []
     for rep in range(args.repeats):
-        row = measure(build(args), args)
+        model = build(args)
+        with network_precision(model.policy, args.precision):
+            row = measure(model, args)
+        row["precision"] = args.precision
         rows.append(row)
         print(f"  run {rep + 1}: {row['env_steps_per_s']:>9,.0f} env steps/s learning "
               f"included; rollouts {row['rollout_steps_per_cpu_s']:,.0f} steps per CPU-s "
