@@ -49,6 +49,11 @@ def _timer(result: dict, *names: str) -> float:
     return float("nan")
 
 
+def _sampled(result: dict) -> int:
+    """Env steps sampled so far (0 before APPO's first batch arrives)."""
+    return int(result.get("env_runners", {}).get("num_env_steps_sampled_lifetime", 0))
+
+
 def _trained(result: dict) -> float:
     """Samples the learner has trained on so far (each counted once per pass)."""
     learners = result.get("learners", {})
@@ -82,7 +87,9 @@ def measure(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> d
         if args.sample_only:
             return _sample_only(algo, runners, args, load_before)
         warm = algo.train()  # warm-up: actors started, first batch
-        before = int(warm["env_runners"]["num_env_steps_sampled_lifetime"])
+        while not _sampled(warm):  # APPO: until the first batch came back
+            warm = algo.train()
+        before = _sampled(warm)
         trained_before = _trained(warm)
         samp_t, learn_t = [], []
         t0 = time.perf_counter()
@@ -91,7 +98,7 @@ def measure(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> d
             samp_t.append(_timer(r, "env_runner_sampling_timer"))
             learn_t.append(_timer(r, "learner_update_timer"))
         wall = time.perf_counter() - t0
-        steps = int(r["env_runners"]["num_env_steps_sampled_lifetime"]) - before
+        steps = _sampled(r) - before
         trained = _trained(r) - trained_before
         algo.stop()
     finally:
@@ -181,11 +188,13 @@ def main(argv: list[str] | None = None) -> int:
                 per_cpu = f" ({cpu:,.0f} per runner CPU-second)" if cpu else ""
                 learner = (f", learner {row['learner_samples_per_s']:,.0f} samples/s"
                            if row["learner_samples_per_s"] else "")
+                split = ("sampling and learning overlap" if a == "appo" else
+                         f"{row['sample_s_per_iter']:.2f} s sampling + "
+                         f"{row['learn_s_per_iter']:.2f} s learning per iteration")
                 print(f"  run {rep + 1}: {a:>8} {n:>3} env runners "
-                      f"{row['env_steps_per_s']:>9,.0f} env steps/s{per_cpu}, "
-                      f"{row['sample_s_per_iter']:.2f} s sampling + "
-                      f"{row['learn_s_per_iter']:.2f} s learning per iteration{learner}, "
-                      f"load {row['load_before']} -> {row['load_after']}", flush=True)
+                      f"{row['env_steps_per_s']:>9,.0f} env steps/s{per_cpu}, {split}"
+                      f"{learner}, load {row['load_before']} -> {row['load_after']}",
+                      flush=True)
                 key = (a, n)
                 if key not in best or row["env_steps_per_s"] > best[key]["env_steps_per_s"]:
                     best[key] = row
