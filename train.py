@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -91,7 +93,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--gamma", type=float, default=0.995)
     p.add_argument("--ent-coef", type=float, default=0.01)
-    p.add_argument("--checkpoint-every", type=int, default=200_000, help="steps (200000)")
+    p.add_argument("--checkpoint-every", type=int, default=200_000,
+                   help="steps (200000; 0: off)")
     p.add_argument("--eval-every", type=int, default=200_000, help="steps (200000; 0: off)")
     p.add_argument("--eval-deals", type=int, default=500,
                    help="walls per periodic evaluation (each played 4 times, duplicate)")
@@ -135,21 +138,43 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+# Numeric options: (flag, smallest value). Zero is a legitimate value of --seed,
+# --env-runners (RLlib samples in the driver), --total-steps (warm start only),
+# --imitate-steps, --eval-every and --checkpoint-every (0: off).
+INT_LIMITS = (
+    ("--seed", 0), ("--env-runners", 0), ("--total-steps", 0), ("--tables", 1),
+    ("--n-steps", 1), ("--batch-size", 1), ("--epochs", 1), ("--checkpoint-every", 0),
+    ("--eval-every", 0), ("--eval-deals", 1), ("--final-eval-deals", 1),
+    ("--snapshot-every", 1), ("--imitate-steps", 0), ("--imitate-epochs", 1),
+    ("--threads", 1),
+)
+# (flag, smallest value, whether the smallest value itself is allowed); all finite
+FLOAT_LIMITS = (
+    ("--num-gpus-per-learner", 0.0, True), ("--lr", 0.0, False), ("--ent-coef", 0.0, True),
+    ("--time-limit", 0.0, True), ("--gamma", 0.0, False),
+)
+
+
 def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Arguments out of range: one line from argparse (``p.error``, exit status 2) before
-    any work is done."""
+    """Arguments out of range, an ``--out`` folder that cannot be created, a cluster that
+    does not answer, a device that is not there: one line from argparse (``p.error``,
+    exit status 2) before any work is done."""
     from agents.training.hardware import machine_cores, resolve_device
 
-    for flag, value, low in (("--tables", args.tables, 1), ("--batch-size", args.batch_size, 1),
-                             ("--n-steps", args.n_steps, 1), ("--epochs", args.epochs, 1),
-                             ("--env-runners", args.env_runners, 0),
-                             ("--total-steps", args.total_steps, 0),
-                             ("--imitate-steps", args.imitate_steps, 0)):
+    if args.threads is None:
+        args.threads = machine_cores()
+    for flag, low in INT_LIMITS:
+        value = getattr(args, flag[2:].replace("-", "_"))
         if value < low:
             p.error(f"{flag} must be >= {low}, got {value}")
-    if not args.lr > 0:
-        p.error(f"--lr must be > 0, got {args.lr}")
-    if not 0 < args.gamma <= 1:
+    for flag, low, inclusive in FLOAT_LIMITS:
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value is None:  # --num-gpus-per-learner: from --device below
+            continue
+        if not math.isfinite(value) or value < low or (value == low and not inclusive):
+            p.error(f"{flag} must be a number {'>=' if inclusive else '>'} {low:g}, "
+                    f"got {value}")
+    if args.gamma > 1:
         p.error(f"--gamma must be in (0, 1], got {args.gamma}")
     seats = [s.strip() for s in args.learner_seats.split(",")]
     if not seats or any(s not in ("0", "1", "2", "3") for s in seats) or len(set(seats)) != len(
@@ -163,10 +188,6 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error(f"--algo must be one of {', '.join(ALGOS)}, got {args.algo!r}")
     if args.algo != "ppo" and args.backend != "rllib":
         p.error(f"--algo {args.algo} needs --backend rllib (the sb3 backend trains ppo)")
-    if args.threads is None:
-        args.threads = machine_cores()
-    elif args.threads < 1:
-        p.error(f"--threads must be >= 1, got {args.threads}")
     if args.backend == "rllib" and args.address is None and args.env_runners > machine_cores():
         p.error(f"--env-runners {args.env_runners} needs {args.env_runners} CPUs, but the "
                 f"local Ray instance gets this machine's {machine_cores()} cores: use "
@@ -177,11 +198,42 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error(str(e))
     if args.num_gpus_per_learner is None:
         args.num_gpus_per_learner = 1.0 if args.device == "cuda" else 0.0
-    elif args.num_gpus_per_learner < 0:
-        p.error(f"--num-gpus-per-learner must be >= 0, got {args.num_gpus_per_learner}")
+    if args.address is not None:
+        if args.backend != "rllib":
+            p.error("--address joins a Ray cluster for --backend rllib; add --backend rllib")
+        from agents.training.cluster import address_problem
+
+        problem = address_problem(args.address)
+        if problem is not None:
+            p.error(problem)
+    problem = out_problem(args.out)
+    if problem is not None:
+        p.error(problem)
 
 
 ALGOS = ("ppo", "appo")
+
+
+def out_problem(path: str) -> str | None:
+    """Why the output folder ``path`` cannot be used, or None. A missing folder is
+    created and removed again, so that nothing is left behind by a refused run."""
+    out = Path(path)
+    if out.exists():
+        if not out.is_dir():
+            return f"--out {path} is a file; give a folder (it is created if missing)"
+        if not os.access(out, os.W_OK | os.X_OK):
+            return f"--out {path}: the folder is not writable"
+        return None
+    missing = [out]
+    while not missing[-1].parent.exists() and missing[-1].parent != missing[-1]:
+        missing.append(missing[-1].parent)
+    try:
+        out.mkdir(parents=True)
+    except OSError as err:
+        return f"--out {path}: cannot create the folder: {err.strerror or err}"
+    for folder in missing:  # deepest first
+        folder.rmdir()
+    return None
 
 
 def resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -393,8 +445,9 @@ def main(argv: list[str] | None = None) -> int:
             return True
 
     callbacks = CallbackList([
-        CheckpointCallback(save_freq=max(1, args.checkpoint_every // n_envs),
-                           save_path=str(out / "checkpoints"), name_prefix="ppo"),
+        *([CheckpointCallback(save_freq=max(1, args.checkpoint_every // n_envs),
+                              save_path=str(out / "checkpoints"), name_prefix="ppo")]
+          if args.checkpoint_every else []),
         Periodic(),
     ])
     print(f"training MaskablePPO: {args.total_steps:,} steps, {n_envs} envs "

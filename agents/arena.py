@@ -3,7 +3,8 @@
 Command line::
 
     python -m agents.arena --seats rules,greedy,random,random --deals 20000 --duplicate \\
-        --seed 1 --rules mil --out results.json [--records deals.jsonl] [--tables 1024]
+        --seed 1 --rules mil --out results.json [--records deals.jsonl [--legal]] \\
+        [--tables 1024]
 
 Seats are agent specs for :func:`sichuan_env.agent.make_agent`: ``random``, ``greedy``,
 ``rules``, ``ppo`` (the shipped model), ``ppo:PATH``, names registered by installed
@@ -47,7 +48,9 @@ quantile (with the thousands of walls used here the t quantile differs by < 0.1%
 **Records.** ``--records FILE.jsonl`` writes the first ``--record-deals`` deals as game
 records (``sichuan-record/1``): their actions are logged during play, replayed through
 :class:`sichuan_env.game.Game` (same seed, same actions) and the replayed scores are
-checked against the arena's.
+checked against the arena's. ``--legal`` also writes each event's legal options (the
+``legal`` lists of the format, as ``python -m sichuan_env.selfplay --legal`` does), so
+that another program can check the menus of bot-played deals.
 """
 
 from __future__ import annotations
@@ -318,6 +321,7 @@ def run_arena(
     progress: bool = False,
     records: str | Path | None = None,
     record_deals: int = 100,
+    legal: bool = False,
     agent_seed: int | None = None,
     command: str = "",
 ) -> ArenaResult:
@@ -326,7 +330,8 @@ def run_arena(
 
     ``workers`` > 1 splits the walls over that many processes (agents given as specs
     only); the deals and their results are the same as with one worker, except for the
-    random agents' own draws."""
+    random agents' own draws. ``records``: write the first ``record_deals`` deals there as
+    game records, with each event's legal options when ``legal``."""
     if len(agents) != 4:
         raise ValueError(f"four seats are needed, got {len(agents)}")
     if deals < 1:
@@ -378,7 +383,7 @@ def run_arena(
         kong=out["kong"],
     )
     if n_rec:
-        write_records(res, logs, records)
+        write_records(res, logs, records, legal=legal)
     return res
 
 
@@ -461,8 +466,10 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
     return out, end_reason, logs
 
 
-def replay_records(res: ArenaResult, logs: dict[int, list[int]]) -> list[dict[str, Any]]:
-    """Replay logged deals through :class:`sichuan_env.game.Game`; check the scores."""
+def replay_records(res: ArenaResult, logs: dict[int, list[int]], *, legal: bool = False,
+                   ) -> list[dict[str, Any]]:
+    """Replay logged deals through :class:`sichuan_env.game.Game`; check the scores.
+    ``legal``: keep each event's legal options in the records."""
     from sichuan_env.game import Game
 
     recs = []
@@ -470,7 +477,7 @@ def replay_records(res: ArenaResult, logs: dict[int, list[int]]) -> list[dict[st
         g = Game.new(int(res.seeds[d]), res.rules)
         for a in acts:
             g.play(int(a))
-        rec = g.record()
+        rec = g.record(legal=legal)
         if not g.done or [int(x) for x in res.points[d]] != rec["scores"]:
             raise RuntimeError(f"replay of deal {d} does not match the arena's result")
         rec["arena"] = {
@@ -481,9 +488,11 @@ def replay_records(res: ArenaResult, logs: dict[int, list[int]]) -> list[dict[st
     return recs
 
 
-def write_records(res: ArenaResult, logs: dict[int, list[int]], path: str | Path) -> None:
+def write_records(res: ArenaResult, logs: dict[int, list[int]], path: str | Path, *,
+                  legal: bool = False) -> None:
+    """Write the logged deals' records, one JSON line each (see :func:`replay_records`)."""
     with open(path, "w") as f:
-        for rec in replay_records(res, logs):
+        for rec in replay_records(res, logs, legal=legal):
             f.write(json.dumps(rec) + "\n")
 
 
@@ -519,10 +528,13 @@ def progress_available() -> bool:
 
 def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Numbers out of range: one line from argparse (``p.error``, exit status 2)."""
-    for flag, value, low in (("--tables", args.tables, 1), ("--workers", args.workers, 1),
+    for flag, value, low in (("--deals", args.deals, 1), ("--seed", args.seed, 0),
+                             ("--tables", args.tables, 1), ("--workers", args.workers, 1),
                              ("--record-deals", args.record_deals, 0)):
         if value < low:
             p.error(f"{flag} must be >= {low}, got {value}")
+    if args.legal and args.records is None:
+        p.error("--legal writes legal options into records: give --records FILE.jsonl too")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -542,6 +554,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--records", default=None, help="write game records (JSON lines) here")
     p.add_argument("--record-deals", type=int, default=100,
                    help="how many deals (the first ones) to record (default 100)")
+    p.add_argument("--legal", action="store_true",
+                   help="with --records: write each event's legal options")
     p.add_argument("--tables", type=int, default=1024, help="tables played at once")
     p.add_argument("--workers", type=int, default=1,
                    help="processes sharing the walls (default 1; the machine has 2 cores)")
@@ -558,7 +572,8 @@ def main(argv: list[str] | None = None) -> int:
         res = run_arena(
             seats, args.deals, duplicate=args.duplicate, seed=args.seed, rules=args.rules,
             tables=args.tables, progress=not args.no_progress and progress_available(),
-            records=args.records, record_deals=args.record_deals, workers=args.workers,
+            records=args.records, record_deals=args.record_deals, legal=args.legal,
+            workers=args.workers,
             command="python -m agents.arena " + " ".join(
                 shlex.quote(x) for x in (sys.argv[1:] if argv is None else argv)),
         )

@@ -450,6 +450,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=1, help="processes per arena run")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
+    for flag, value, low in (("--deals", args.deals, 8), ("--seed", args.seed, 0),
+                             ("--tables", args.tables, 1), ("--workers", args.workers, 1)):
+        if value < low:  # one line from argparse, exit status 2, before any work
+            p.error(f"{flag} must be >= {low}, got {value}"
+                    + (" (four deals per wall, two seatings)" if flag == "--deals" else ""))
     limit_blas_threads(1)
     agents = [s.strip() for s in args.agents.split(",") if s.strip()]
     out = args.out if args.out is not None else args.resume

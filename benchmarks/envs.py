@@ -1,6 +1,6 @@
 """Throughput of the environments with random play.
 
-    python benchmarks/envs.py [--seconds 3] [--tables 64 256 1024] [--clock wall|cpu]
+    python benchmarks/envs.py [--seconds 3] [--tables 64 256 1024] [--clock wall|cpu] [--aec]
 
 Rows:
 
@@ -11,7 +11,10 @@ Rows:
   computed from 1024 observations (rows per second);
 * ``aec``: the PettingZoo AEC env (``env()`` with its wrappers and ``raw_env``), one table,
   a loop of ``last()`` + ``step`` with random legal actions (decisions per second, every
-  seat's decisions counted);
+  seat's decisions counted), deals from consecutive seeds;
+* ``plain Python``: the naive implementation of ``benchmarks/plain_python.py`` (the rules'
+  decision flow with lists and a recursive Hu check; no observation), random play; the
+  ``aec env()`` row's target is a multiple of it, measured in the same sitting;
 * ``single``: :class:`SichuanSingleEnv`, learner seat 0, random opponents (learner steps
   per second; each includes the opponents' moves);
 * ``vector``: :class:`SichuanVecEnv` with random opponents (the built-in ``RandomAgent``,
@@ -44,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents.training.features import AnalysisVecEnv, analysis_planes  # noqa: E402
+from benchmarks import plain_python  # noqa: E402
 from sichuan_env import engine  # noqa: E402
 from sichuan_env.aec import env as aec_env  # noqa: E402
 from sichuan_env.aec import raw_env  # noqa: E402
@@ -171,6 +175,8 @@ def main() -> None:
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="wall: elapsed time (default); cpu: this process's CPU time, "
                          "steadier on a machine shared with other work")
+    ap.add_argument("--aec", action="store_true",
+                    help="only the one-table rows: AEC env(), raw_env, plain Python")
     args = ap.parse_args()
     if args.seconds <= 0 or any(t < 1 for t in args.tables):
         ap.error("--seconds must be > 0 and --tables >= 1")
@@ -178,16 +184,24 @@ def main() -> None:
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     s = args.seconds
     rows: list[tuple[str, str, int, int, float, str, str]] = []
-    rows.append(("engine", "-", 1, 1, bench_engine(1, s), "decisions/s", ""))
-    rows.append(("engine", "-", 1024, 1024, bench_engine(1024, s), "decisions/s", ""))
-    rows.append(("encode", "-", 1, 1, bench_encode(1, s), "observations/s", ""))
-    rows.append(("encode", "-", 1024, 1024, bench_encode(1024, s), "observations/s", ""))
-    rows.append(("analysis", "-", 1024, 1024, bench_analysis(1024, s), "rows/s", ""))
+    if args.aec:
+        args.tables = []
+    else:
+        rows.append(("engine", "-", 1, 1, bench_engine(1, s), "decisions/s", ""))
+    if not args.aec:
+        rows.append(("engine", "-", 1024, 1024, bench_engine(1024, s), "decisions/s", ""))
+        rows.append(("encode", "-", 1, 1, bench_encode(1, s), "observations/s", ""))
+        rows.append(("encode", "-", 1024, 1024, bench_encode(1024, s), "observations/s", ""))
+        rows.append(("analysis", "-", 1024, 1024, bench_analysis(1024, s), "rows/s", ""))
     env_rate = bench_aec(True, s)
-    rows.append(("aec env()", "all", 1, 1, env_rate, "decisions/s", ">= 25,000"))
+    plain = max(plain_python.rate(s / 3, CLOCK)[0] for _ in range(3))
+    rows.append(("aec env()", "all", 1, 1, env_rate, "decisions/s",
+                 f">= 4x plain Python (now {env_rate / plain:.1f}x)"))
     rows.append(("aec raw_env", "all", 1, 1, bench_aec(False, s), "decisions/s",
                  f"> env() ({env_rate:,.0f})"))
-    rows.append(("single", "0", 1, 1, bench_single(s), "learner steps/s", ""))
+    rows.append(("plain Python", "all", 1, 1, plain, "decisions/s", "(reference)"))
+    if not args.aec:
+        rows.append(("single", "0", 1, 1, bench_single(s), "learner steps/s", ""))
     for t in args.tables:
         target = ">= 200,000" if t == 1024 else ""
         rows.append(("vector", "0", t, t, bench_vector(t, (0,), s), "learner steps/s", ""))

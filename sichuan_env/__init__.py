@@ -1,7 +1,10 @@
 """sichuan-env: Sichuan Bloody mahjong (xuezhan daodi) for reinforcement learning.
 
 Heavy modules (engine tables, environments) load on first use so that
-``import sichuan_env`` stays fast.
+``import sichuan_env`` stays fast. Importing the package registers the single-agent
+Gymnasium environment as :data:`GYM_ENV_ID` (``gymnasium.make("sichuan_env/Sichuan-v0")``,
+keyword arguments as for :class:`sichuan_env.gym_env.SichuanSingleEnv`); the registration
+names its class by import path, so nothing heavy is imported until ``make``.
 """
 
 from __future__ import annotations
@@ -9,11 +12,19 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+import gymnasium
+
 from sichuan_env.rules import PRESETS, Rules, get_rules
 
 __version__ = "0.1.0"
 
-__all__ = ["PRESETS", "Rules", "get_rules", "env", "raw_env", "__version__"]
+__all__ = ["GYM_ENV_ID", "PRESETS", "Rules", "get_rules", "env", "raw_env", "__version__"]
+
+GYM_ENV_ID = "sichuan_env/Sichuan-v0"
+"""The Gymnasium id of :class:`sichuan_env.gym_env.SichuanSingleEnv`."""
+
+if GYM_ENV_ID not in gymnasium.registry:  # a reload must not register it twice
+    gymnasium.register(id=GYM_ENV_ID, entry_point="sichuan_env.gym_env:SichuanSingleEnv")
 
 _LAZY = {"env": "sichuan_env.aec", "raw_env": "sichuan_env.aec"}
 

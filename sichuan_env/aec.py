@@ -76,6 +76,8 @@ from sichuan_env.seeding import drawn_seed
 from sichuan_env.state import State
 
 AGENTS = tuple(f"player_{i}" for i in range(4))
+_NO_POINTS = [0.0, 0.0, 0.0, 0.0]  # a step's rewards when nobody paid
+_ROW0 = np.zeros(1, np.intp)
 ENV_NAME = "sichuan_mahjong_v0"
 
 
@@ -166,7 +168,7 @@ class CheckedEnv(wrappers.OrderEnforcingWrapper):
                 raw._was_dead_step(action)
             else:
                 raw.step(action)
-        elif not raw.selected_mask()[action]:
+        elif not raw._mask8[action]:  # live agent: the game is not over
             EnvLogger.warn_on_illegal_move()
             raw._cumulative_rewards[agent] = 0
             raw.terminations = dict.fromkeys(raw.agents, True)
@@ -176,8 +178,8 @@ class CheckedEnv(wrappers.OrderEnforcingWrapper):
             raw._accumulate_rewards()
             raw._deads_step_first()
             self._terminated = True
-        else:
-            raw.step(action)
+        else:  # in the space and legal: checked here once
+            raw._apply(agent, int(action))
 
     def __str__(self) -> str:
         return str(self.env)
@@ -226,6 +228,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._zero_mask = np.zeros(N_ACTIONS, np.int8)
         self._action = np.zeros(1, np.int64)  # the step's action, as the engine takes it
         self._encoder: SeatEncoder | None = None  # observations of state_
+        self._infos: dict[str, dict[str, Any]] | None = None  # built when first read
+        self._info_selected: tuple[str, dict[str, Any]] | None = None  # last()'s, kept
+        self._to_move = AGENTS[0]  # the engine's seat to act (agent_selection may move on
+        # to terminated agents after an illegal move; the legal moves stay this seat's)
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
@@ -242,7 +248,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         else:
             deal_seed = drawn_seed(self._rng)
         dealer = int((options or {}).get("dealer", 0))
-        self.state_ = engine.reset([deal_seed], self.rules, dealer=dealer)
+        fresh = engine.reset([deal_seed], self.rules, dealer=dealer)
+        if self.state_ is None:
+            self.state_ = fresh
+        else:  # the same State object: the engine's and the encoder's bags stay valid
+            self.state_.put_rows(_ROW0, fresh)
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
@@ -254,14 +264,41 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         st = self.state_
         assert st is not None
         # the stored bool mask viewed as 0/1 bytes: one copy gives the int8 mask
-        self._mask8 = mask8 = st.legal_action_mask[0].view(np.int8).copy()
-        selected = AGENTS[st.current[0]]
-        self.agent_selection = selected
-        zero = self._zero_mask
-        infos = {a: {"legal_moves": [], "action_mask": zero} for a in AGENTS}
-        if not st.done[0]:
-            infos[selected] = {"legal_moves": mask8.nonzero()[0].tolist(), "action_mask": mask8}
-        self.infos = infos
+        self._mask8 = st.legal_action_mask[0].view(np.int8).copy()
+        self.agent_selection = self._to_move = AGENTS[st.current[0]]
+        self._infos = None  # built from the new state when read
+        self._info_selected = None
+
+    def _info(self, agent: str) -> dict[str, Any]:
+        """``infos[agent]`` without building the other agents' entries (the same dict
+        object ``infos`` then holds)."""
+        if self._infos is not None:
+            return self._infos[agent]
+        kept = self._info_selected
+        if kept is not None and kept[0] == agent:
+            return kept[1]
+        if agent == self._to_move and not self.state_.done[0]:
+            mask8 = self._mask8
+            info = {"legal_moves": mask8.nonzero()[0].tolist(), "action_mask": mask8}
+        else:
+            info = {"legal_moves": [], "action_mask": self._zero_mask}
+        self._info_selected = (agent, info)
+        return info
+
+    @property
+    def infos(self) -> dict[str, dict[str, Any]]:
+        """PettingZoo's ``infos``: ``{"legal_moves": [...], "action_mask": mask}`` per
+        agent (see the module docstring); built from the state when first read."""
+        infos = self._infos
+        if infos is None:
+            infos = {a: self._info(a) if a == self._to_move else
+                     {"legal_moves": [], "action_mask": self._zero_mask} for a in AGENTS}
+            self._infos = infos
+        return infos
+
+    @infos.setter
+    def infos(self, value: dict[str, dict[str, Any]]) -> None:
+        self._infos = value
 
     def selected_mask(self) -> np.ndarray:
         """(88,) int8: the legal actions of ``agent_selection`` (what its observation's
@@ -273,22 +310,34 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        st = self.state_
-        assert st is not None
-        a = check_action(action, self._mask8, agent)  # raises before anything changes
+        assert self.state_ is not None
+        self._apply(agent, check_action(action, self._mask8, agent))  # raises first
+
+    def _apply(self, agent: str, a: int) -> None:
+        """Step the selected ``agent``'s legal action ``a`` (an int, already checked)."""
         self._cumulative_rewards[agent] = 0.0
         self._action[0] = a
-        st, rewards, done = engine.step(st, self._action, inplace=True)
-        self.state_ = st
-        self.rewards = rewards_now = dict(zip(AGENTS, rewards[0].tolist(), strict=True))
-        cumulative = self._cumulative_rewards
-        for name, points in rewards_now.items():
-            cumulative[name] += points
+        _, rewards, done = engine.step(self.state_, self._action, inplace=True)
+        points = rewards[0].tolist()
+        if points == _NO_POINTS:  # most steps: nothing to add up
+            self.rewards = dict.fromkeys(AGENTS, 0.0)
+        else:
+            self.rewards = dict(zip(AGENTS, points, strict=True))
+            cumulative = self._cumulative_rewards
+            for name, p in zip(AGENTS, points, strict=True):
+                cumulative[name] += p
         if done[0]:
             self.terminations = dict.fromkeys(AGENTS, True)
         self._after_change()
         if self.render_mode == "human":
             self.render()
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's ``last()``, reading only the selected agent's info."""
+        agent = self.agent_selection
+        assert agent is not None
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self._info(agent))
 
     # ------------------------------------------------------------------ reading
     def observe(self, agent: str) -> dict[str, np.ndarray]:

@@ -12,6 +12,9 @@ by name: ``discard 5m``, ``void 5m``, ``void s``, ``kong 5m``, ``kong``, ``pung`
 ``pass`` (a bare tile such as ``5m`` means ``discard 5m``; ``?`` lists the choices again;
 ``quit`` leaves). An illegal choice is refused and the legal ones are printed.
 ``--auto-first`` plays the first legal choice for you (for tests and demos).
+
+``python -m sichuan_env.play --web`` serves the same game as a page to play in a browser
+(:mod:`sichuan_env.web.cli` lists its options).
 """
 
 from __future__ import annotations
@@ -120,6 +123,11 @@ def play(opponents: list[Any], seat: int = 0, seed: int = 0, rules: str = "mil",
 
 
 def main(argv: list[str] | None = None) -> int:
+    args_in = sys.argv[1:] if argv is None else list(argv)
+    if "--web" in args_in:  # the browser version: sichuan_env/web/cli.py
+        from sichuan_env.web.cli import main as web_main
+
+        return web_main(args_in)
     p = argparse.ArgumentParser(prog="python -m sichuan_env.play",
                                 description="Play a deal against the bots.")
     p.add_argument("--opponents", default="rules",
@@ -129,7 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rules", default="mil")
     p.add_argument("--auto-first", action="store_true",
                    help="play the first legal choice automatically")
-    args = p.parse_args(argv)
+    p.add_argument("--web", action="store_true",
+                   help="play in a browser instead (options: --web --help)")
+    args = p.parse_args(args_in)
     opp = [s.strip() for s in args.opponents.split(",")]
     if len(opp) not in (1, 3):
         p.error("--opponents takes one agent or three")

@@ -21,7 +21,9 @@ engine made by itself (the forced discard of a set-aside tile) carry ``"auto": t
 this project's records; the mark is not part of the format, so a record may leave it out,
 but a mark that is present must be right. Payments and wins caused by one event are
 simultaneous and compared as multisets; so are the answers to one claim window, which may
-be listed in any order.
+be listed in any order (a Shoot-after-Kong refund then points at the window's first ``hu``
+as listed, and wall-end payments at the record's last event, also when the deal ends
+inside a claim window).
 """
 
 from __future__ import annotations
@@ -198,6 +200,11 @@ class RecordBuilder:
         self._step_first = 0  # index of the current step's first event
         self._new_payments: list[dict[str, Any]] = []
         self._new_wins: list[dict[str, Any]] = []
+        self._settling = False  # after the ledger's "settle": wall-end payments
+        self._new_wall_end: list[dict[str, Any]] = []
+        #: index in ``record["payments"]`` of the first wall-end payment (``ready``,
+        #: ``flower_pig``, a not-ready seat's ``kong_refund``); None before the wall end
+        self.wall_end_from: int | None = None
         self._kong_paid: list[tuple[int, int, int]] = []  # outstanding (from, to, points)
 
     def feed(self, entries: Iterable[tuple[Any, ...]], legal_now: Sequence[str] | None = None,
@@ -231,6 +238,8 @@ class RecordBuilder:
                 self._pay(*entry[2:])
             elif kind == "win":
                 self._win(*entry[2:])
+            elif kind == "settle":
+                self._settling = True
             elif kind == "end":
                 self._flush()
                 self._end(entry[2], entry[3])
@@ -241,8 +250,12 @@ class RecordBuilder:
         rec = self.record
         rec["payments"].extend(sorted(self._new_payments, key=lambda p: p["event"]))
         rec["wins"].extend(sorted(self._new_wins, key=lambda w: w["event"]))
+        if self._new_wall_end:  # all at the step's last event: after the others
+            self.wall_end_from = len(rec["payments"])
+            rec["payments"].extend(self._new_wall_end)
         self._new_payments = []
         self._new_wins = []
+        self._new_wall_end = []
 
     def _event(self, seat: int, a: int, auto: bool, legal: list[str] | None) -> None:
         rec = self.record
@@ -264,14 +277,15 @@ class RecordBuilder:
     def _pay(self, frm: int, to: int, points: int, reason: str, event: int, cause: int,
              ) -> None:
         ev = self._event_index(event, cause)
+        new = self._new_wall_end if self._settling else self._new_payments
         if reason == "kong_refund":
             for pts in self._refunded(payer=int(to), receiver=int(frm), points=int(points)):
-                self._new_payments.append({"event": ev, "from": int(frm), "to": int(to),
-                                           "points": pts, "reason": reason})
+                new.append({"event": ev, "from": int(frm), "to": int(to), "points": pts,
+                            "reason": reason})
             return
         pay = {"event": ev, "from": int(frm), "to": None if to < 0 else int(to),
                "points": int(points), "reason": reason}
-        self._new_payments.append(pay)
+        new.append(pay)
         if reason in ("concealed_kong", "promoted_kong", "melded_kong"):
             self._kong_paid.append((int(frm), int(to), int(points)))
 
@@ -581,9 +595,20 @@ class _Positions:
     order than the engine asks them); ``window[p]``: the position that opened the claim
     window a claim answer at ``p`` belongs to."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, builder: RecordBuilder) -> None:
         self.order = list(range(n))
         self.window: dict[int, int] = {}
+        self.builder = builder
+
+    def payments(self, start: int, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The engine's payments from index ``start`` on, renumbered (:meth:`payment`);
+        wall-end payments point at the record's last event, whatever order the answers
+        of the deal's last claim window are listed in."""
+        pays = self.builder.record["payments"]
+        wall_end = self.builder.wall_end_from
+        return [dict(x, event=len(events) - 1)
+                if wall_end is not None and j >= wall_end else self.payment(x, events)
+                for j, x in enumerate(pays[start:], start)]
 
     def first_hu(self, window: int, events: list[dict[str, Any]]) -> int | None:
         hus = [self.order[p] for p, w in self.window.items()
@@ -591,8 +616,9 @@ class _Positions:
         return min(hus) if hus else None
 
     def payment(self, pay: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
-        """A payment of the engine's record, renumbered: a ``kong_refund`` points at the
-        first ``hu`` of its claim window in the record's order."""
+        """A payment of the engine's record (not a wall-end one), renumbered: a
+        Shoot-after-Kong ``kong_refund`` points at the first ``hu`` of its claim window in
+        the record's order."""
         pos = pay["event"]
         first = None
         if pay["reason"] == "kong_refund" and pos in self.window:
@@ -620,7 +646,7 @@ def replay_steps(record: dict[str, Any]) -> Iterator[ReplayStep]:
     builder = RecordBuilder(st, 0, seed=record.get("seed"), legal=True)
     made = builder.record["events"]
     events = record["events"]
-    pos = _Positions(len(events))
+    pos = _Positions(len(events), builder)
     order = pos.order
     window_open = -1
     p = 0
@@ -654,7 +680,7 @@ def replay_steps(record: dict[str, Any]) -> Iterator[ReplayStep]:
             wins = builder.record["wins"]
             yield ReplayStep(
                 events=order[step_start:p], legal=legal_now, state=st,
-                payments=[pos.payment(x, events) for x in pays[n_pay:]],
+                payments=pos.payments(n_pay, events),
                 wins=[pos.win(x) for x in wins[n_win:]])
             n_pay, n_win = len(pays), len(wins)
             step_start = p
@@ -714,7 +740,7 @@ def replay_steps(record: dict[str, Any]) -> Iterator[ReplayStep]:
     for q, e in enumerate(builder.record["events"]):
         evs[order[q]] = e
     mine["events"] = evs
-    mine["payments"] = [pos.payment(x, events) for x in builder.record["payments"]]
+    mine["payments"] = pos.payments(0, events)
     mine["wins"] = [pos.win(x) for x in builder.record["wins"]]
     _compare(record, mine)
     return mine

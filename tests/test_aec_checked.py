@@ -10,13 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pettingzoo.utils.env_logger import EnvLogger
+from reference_aec import reference_stack
 
 from sichuan_env.aec import AGENTS, CheckedEnv, env, reference_env
 
 # what a scripted caller does next: a legal action, an illegal one inside Discrete(88),
 # one outside it, None, a bool, a numpy integer, a float, observe / last / state
 MOVES = ("legal", "legal", "legal", "legal", "illegal", "out_of_range", "none", "bool",
-         "numpy_legal", "float", "observe_other", "last_no_obs", "reset")
+         "numpy_legal", "float", "observe_other", "last_no_obs", "infos", "reset")
 
 
 def _snapshot(e) -> tuple:
@@ -70,6 +71,11 @@ def _play(make, seed: int, script: list[str]) -> list:
             other = AGENTS[int(rng.integers(4))]
             out, err, warns = _call(e.observe, other)
             trace.append((None if out is None else out["observation"].tobytes(), err, warns))
+        elif kind == "infos":  # read before last(): built from the state alone
+            out, err, warns = _call(lambda: e.infos)
+            trace.append((None if out is None else {
+                a: (i["legal_moves"], i["action_mask"].tolist()) for a, i in out.items()},
+                err, warns))
         elif kind == "last_no_obs":
             out, err, warns = _call(e.last, False)
             if out is not None:
@@ -98,6 +104,44 @@ def test_whole_matches_with_illegal_moves_behave_the_same() -> None:
         script = list(np.random.default_rng(seed).choice(
             ["legal"] * 30 + ["illegal", "none", "reset", "observe_other"], size=600))
         assert _play(env, seed, script) == _play(reference_env, seed, script)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**20), script=st.lists(st.sampled_from(MOVES), max_size=120))
+def test_env_behaves_like_the_env_before_the_speed_work(seed: int, script: list[str]) -> None:
+    """The one-table fast paths (infos built when read, the State kept across resets,
+    rewards of quiet steps, ``last()``) change nothing a caller sees: the same traces
+    as the former ``raw_env`` in PettingZoo's wrappers (``tests/reference_aec.py``)."""
+    assert _play(env, seed, script) == _play(reference_stack, seed, script)
+
+
+def test_whole_matches_like_the_env_before_the_speed_work() -> None:
+    for seed in range(3):
+        script = list(np.random.default_rng(seed + 10).choice(
+            ["legal"] * 30 + ["illegal", "none", "reset", "infos", "observe_other"], size=600))
+        assert _play(env, seed, script) == _play(reference_stack, seed, script)
+        assert _play(lambda: env("mahjongsoft"), seed, script) == _play(
+            lambda: reference_stack("mahjongsoft"), seed, script)
+
+
+def test_infos_after_an_illegal_move_of_another_seat_than_the_first() -> None:
+    """After an illegal move the selection moves on to ``player_0`` (PettingZoo's dead
+    step order); the legal moves stay the offender's, in ``last()`` and in ``infos``."""
+    for seed in range(2):
+        script = ["legal"] * 5 + ["illegal", "infos", "last_no_obs", "legal", "infos"]
+        traces = [_play(make, seed, script) for make in (env, reference_stack)]
+        assert traces[0] == traces[1]
+    e = env()
+    e.reset(seed=1)
+    while e.agent_selection == "player_0":
+        e.step(int(np.flatnonzero(e.last()[0]["action_mask"])[0]))
+    offender = e.agent_selection
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e.step(int(np.flatnonzero(e.last()[0]["action_mask"] == 0)[0]))
+    EnvLogger.flush()
+    assert e.agent_selection == "player_0" and e.last()[4]["legal_moves"] == []
+    assert [a for a, i in e.infos.items() if i["legal_moves"]] == [offender]
 
 
 def test_order_is_enforced_before_reset() -> None:

@@ -113,6 +113,72 @@ def test_cli_json_has_every_field_and_records_replay(tmp_path):
     assert r0["arena"]["agents"][0] == "rules"
 
 
+def _features(recs: list[dict]) -> dict[str, int]:
+    """Counts of the menus worth checking: several Hu on one discard, robbed kongs,
+    shoot-after-kong wins."""
+    several = robbed = shoot = 0
+    for r in recs:
+        ev = r["events"]
+        several += sum(1 for i in range(1, len(ev)) if ev[i]["act"] == ev[i - 1]["act"] == "hu"
+                       and "pass" in ev[i]["legal"] and "pass" in ev[i - 1]["legal"])
+        robbed += sum("Robbing the Kong" in w["fans"] for w in r["wins"])
+        shoot += sum("Shoot after Kong" in w["fans"] for w in r["wins"])
+    return {"several_hu": several, "robbed": robbed, "shoot_after_kong": shoot}
+
+
+def test_cli_records_with_legal_options_replay(tmp_path):
+    """``--records F --legal`` writes every event's legal options; ``records check``
+    replays them (menus included), and a changed menu is found."""
+    args = ["--seats", "rules,greedy,rules,greedy", "--deals", "200", "--seed", "3",
+            "--tables", "64", "--record-deals", "200", "--no-progress"]
+    with_legal, without = tmp_path / "legal.jsonl", tmp_path / "plain.jsonl"
+    assert main([*args, "--records", str(with_legal), "--legal"]) == 0
+    assert main([*args, "--records", str(without)]) == 0
+    recs = [json.loads(x) for x in with_legal.read_text().splitlines()]
+    plain = [json.loads(x) for x in without.read_text().splitlines()]
+    assert len(recs) == 200
+    assert all(isinstance(e["legal"], list) and e["legal"] for r in recs for e in r["events"])
+    assert not any("legal" in e for r in plain for e in r["events"])
+    for r, q in zip(recs, plain, strict=True):  # the same deals, menus aside
+        assert [{k: v for k, v in e.items() if k != "legal"} for e in r["events"]] == q["events"]
+        assert {k: v for k, v in r.items() if k != "events"} == {
+            k: v for k, v in q.items() if k != "events"}
+    assert all(n >= 1 for n in _features(recs).values()), _features(recs)
+    check = [sys.executable, "-m", "sichuan_env.records", "check"]
+    res = subprocess.run([*check, str(with_legal)], capture_output=True, text=True, cwd=ROOT,
+                         timeout=300)
+    assert (res.returncode, res.stdout) == (0, "200 records OK\n"), res.stdout + res.stderr
+    bad = tmp_path / "bad.jsonl"
+    r = next(r for r in recs if _features([r])["several_hu"])
+    i = next(i for i in range(1, len(r["events"])) if r["events"][i]["act"] == "hu"
+             and "pass" in r["events"][i]["legal"] and r["events"][i - 1]["act"] == "hu")
+    r["events"][i]["legal"].remove("hu")
+    bad.write_text(json.dumps(r) + "\n")
+    res = subprocess.run([*check, str(bad)], capture_output=True, text=True, cwd=ROOT,
+                         timeout=300)
+    assert res.returncode == 1 and f"event {i}" in res.stdout and "'legal'" in res.stdout
+
+
+def test_run_arena_legal_records(tmp_path):
+    path = tmp_path / "r.jsonl"
+    run_arena(["rules", "random", "greedy", "random"], deals=8, seed=4, tables=8,
+              records=path, record_deals=8, legal=True)
+    from sichuan_env.records import read_jsonl, replay
+
+    recs = read_jsonl(path)
+    assert len(recs) == 8
+    for rec in recs:
+        mine = replay(rec)  # raises on any menu that differs from the engine's
+        assert [e["legal"] for e in mine["events"]] == [e["legal"] for e in rec["events"]]
+
+
+def test_cli_legal_needs_records(capsys):
+    with pytest.raises(SystemExit) as err:
+        main(["--seats", "random,random,random,random", "--deals", "4", "--legal"])
+    assert err.value.code == 2
+    assert "--records" in capsys.readouterr().err.splitlines()[-1]
+
+
 def test_non_duplicate_mode():
     res = run_arena(["greedy", "random", "random", "random"], deals=10, duplicate=False,
                     seed=1, tables=4)

@@ -1,11 +1,14 @@
-"""Records written by other programs: the independent records in ``tests/data`` replay,
-what the format leaves open (the ``auto`` mark, the order of simultaneous payments, wins
-and claim answers) is accepted, and malformed input of any kind gives a located
-``RecordError`` or ``RecordMismatch``, never another exception."""
+"""Records written by other programs: the independent records in ``tests/data`` replay
+(``independent-wall-end-in-window.jsonl``: deals whose wall runs out inside a claim
+window answered by several seats), what the format leaves open (the ``auto`` mark, the
+order of simultaneous payments, wins and claim answers) is accepted, and malformed input
+of any kind gives a located ``RecordError`` or ``RecordMismatch``, never another
+exception."""
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import subprocess
 import sys
@@ -109,14 +112,50 @@ def _answer_runs(events: list[dict]) -> list[tuple[int, int]]:
     return runs
 
 
-def _reorder_answers(rec: dict, start: int, stop: int, perm: list[int]) -> dict:
+def _window_of(events: list[dict], i: int) -> tuple[int, int] | None:
+    """[start, stop) of the claim window (one or more answers) holding event ``i``, or
+    None when ``i`` is a turn's move."""
+    if "pass" not in events[i]["legal"]:
+        return None
+    start, stop = i, i + 1
+    while start > 0 and "pass" in events[start - 1]["legal"]:
+        start -= 1
+    while stop < len(events) and "pass" in events[stop]["legal"]:
+        stop += 1
+    return start, stop
+
+
+def _is_wall_end(rec: dict, pay: dict) -> bool | None:
+    """Whether ``pay`` is a wall-end payment, told from the record alone as the format
+    says (wall-end payments at the last event; a Shoot-after-Kong refund at the first
+    ``hu`` of its window); None where a refund at the last event could be either (the
+    window's first ``hu`` is the last event)."""
+    if pay["reason"] in ("ready", "flower_pig"):
+        return True
+    last = len(rec["events"]) - 1
+    if pay["reason"] != "kong_refund" or rec["end"] != "wall_exhausted" or pay["event"] != last:
+        return False
+    window = _window_of(rec["events"], last)
+    hus = [] if window is None else [i for i in range(*window)
+                                     if rec["events"][i]["act"] == "hu"]
+    return None if hus and min(hus) == last else True
+
+
+def _reorder_answers(rec: dict, start: int, stop: int, perm: list[int]) -> dict | None:
     """The record with the answers events[start:stop] put in order ``perm``, payments and
-    wins re-pointed (a kong refund at the first hu of the window, as the format says)."""
+    wins re-pointed as the format says: a Shoot-after-Kong refund at the first hu of the
+    window, wall-end payments at the last event of the deal. None where the record does
+    not say which refunds are wall-end ones (see :func:`_is_wall_end`)."""
+    wall_end = [_is_wall_end(rec, p) for p in rec["payments"]]
+    if None in wall_end:
+        return None
     rec = copy.deepcopy(rec)
     new_pos = {start + k: start + perm.index(k) for k in range(stop - start)}
     rec["events"][start:stop] = [rec["events"][start + k] for k in perm]
     hu_positions = [i for i in range(start, stop) if rec["events"][i]["act"] == "hu"]
-    for p in rec["payments"]:
+    for p, at_end in zip(rec["payments"], wall_end, strict=True):
+        if at_end:
+            continue
         if p["reason"] == "kong_refund" and start <= p["event"] < stop:
             p["event"] = min(hu_positions)
         else:
@@ -134,6 +173,8 @@ def test_claim_answers_in_any_order(independent) -> None:
             n = stop - start
             for perm in ([*range(n)][::-1], [*range(1, n), 0]):
                 moved = _reorder_answers(rec, start, stop, perm)
+                if moved is None:
+                    continue
                 mine = replay(moved)
                 assert _moves(mine["events"]) == _moves(moved["events"])
                 assert _multiset(mine["payments"]) == _multiset(moved["payments"])
@@ -141,6 +182,109 @@ def test_claim_answers_in_any_order(independent) -> None:
                 tried += 1
             several_hu += sum(e["act"] == "hu" for e in rec["events"][start:stop]) >= 2
     assert tried >= 100 and several_hu >= 5
+
+
+WALL_END_IN_WINDOW = DATA / "independent-wall-end-in-window.jsonl"
+
+
+def _wall_end_in_window() -> list[dict]:
+    return read_jsonl(WALL_END_IN_WINDOW)
+
+
+def test_wall_end_inside_a_claim_window_replays() -> None:
+    """Deals that end with the wall exhausted while several seats answer the last
+    discard (a hu, then another answer): every wall-end payment, kong refunds of
+    not-ready seats included, is at the last event, not at the first hu."""
+    recs = _wall_end_in_window()
+    assert len(recs) == 9
+    for rec in recs:
+        last = len(rec["events"]) - 1
+        window = _window_of(rec["events"], last)
+        assert rec["end"] == "wall_exhausted" and window is not None
+        assert window[1] - window[0] >= 2 and rec["events"][window[0]]["act"] == "hu"
+        refunds_at_end = [p for p in rec["payments"]
+                          if p["reason"] == "kong_refund" and p["event"] == last]
+        assert refunds_at_end
+        mine = replay(rec)
+        assert _multiset(mine["payments"]) == _multiset(rec["payments"])
+        assert _multiset(mine["wins"]) == _multiset(rec["wins"])
+        moved = copy.deepcopy(rec)  # the same refunds at the first hu are wrong
+        for p in moved["payments"]:
+            if p["reason"] == "kong_refund" and p["event"] == last:
+                p["event"] = window[0]
+        with pytest.raises(RecordMismatch) as err:
+            replay(moved)
+        assert err.value.event == window[0] and err.value.field.startswith("payments")
+
+
+def test_check_cli_accepts_the_wall_end_in_window_file() -> None:
+    r = _run("check", str(WALL_END_IN_WINDOW))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "9 records OK\n", "")
+
+
+def _generated(source: tuple[str, int]) -> list[dict]:
+    """Records of one source: ("selfplay-mil" / "selfplay-mahjongsoft", run seed) gives two
+    deals of random play with legal lists; ("wall-end", n) the n-th wall-end record;
+    ("mil" / "mahjongsoft", n) the n-th independent record; ("arena", n) the n-th
+    bot-played deal."""
+    kind, n = source
+    if kind == "arena":
+        return [_arena_records()[n]]
+    if kind.startswith("selfplay-"):
+        return list(selfplay(2, seed=n, rules=kind.removeprefix("selfplay-"), legal=True))
+    if kind == "wall-end":
+        return [_WALL_END[n]]
+    return [_INDEPENDENT[kind][n]]
+
+
+@functools.cache
+def _arena_records() -> list[dict]:
+    """Bot-played deals with their menus (the arena's ``--legal`` records): several Hu on
+    one discard, robbed kongs, shoot-after-kong and ready hands at the wall end occur."""
+    import tempfile
+
+    from agents.arena import run_arena
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "arena.jsonl"
+        run_arena(["rules", "greedy", "rules", "greedy"], deals=60, seed=9, tables=60,
+                  records=path, record_deals=60, legal=True)
+        return read_jsonl(path)
+
+
+_WALL_END = _wall_end_in_window()
+_INDEPENDENT = {p: read_jsonl(DATA / f"independent-{p}.jsonl") for p in PRESETS}
+SOURCES = st.one_of(
+    st.tuples(st.sampled_from(["selfplay-mil", "selfplay-mahjongsoft"]),
+              st.integers(0, 2**40)),
+    st.tuples(st.just("wall-end"), st.integers(0, len(_WALL_END) - 1)),
+    st.tuples(st.sampled_from(PRESETS), st.integers(0, 199)),
+    st.tuples(st.just("arena"), st.integers(0, 59)),
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=SOURCES, data=st.data())
+def test_shuffled_answers_of_every_claim_window_replay(source, data) -> None:
+    """Every claim window of a record, its answers shuffled (payments and wins re-pointed
+    as the format says), still replays to the same deal; the engine puts wall-end
+    payments at the last event of the shuffled record."""
+    for rec in _generated(source):
+        moved = rec
+        for start, stop in _answer_runs(rec["events"]):
+            perm = data.draw(st.permutations(range(stop - start)), label="answers")
+            moved = _reorder_answers(moved, start, stop, list(perm))
+            if moved is None:  # a refund the record alone cannot place: rare
+                break
+        if moved is None:
+            continue
+        mine = replay(moved)
+        assert _moves(mine["events"]) == _moves(moved["events"])
+        assert _multiset(mine["payments"]) == _multiset(moved["payments"])
+        assert _multiset(mine["wins"]) == _multiset(moved["wins"])
+        last = len(moved["events"]) - 1
+        assert all(p["event"] == last for p in mine["payments"]
+                   if p["reason"] in ("ready", "flower_pig"))
 
 
 def test_answers_moved_out_of_their_window_are_found(independent) -> None:
@@ -432,6 +576,7 @@ def test_kong_refund_follows_the_first_hu_of_reordered_answers(second_answer: st
     rec, a = _shoot_after_kong_record(second_answer)
     replay(rec)
     moved = _reorder_answers(rec, a, a + 2, [1, 0])
+    assert moved is not None
     first_hu = a if second_answer == "hu" else a + 1
     assert {p["event"] for p in moved["payments"] if p["reason"] == "kong_refund"} == {first_hu}
     mine = replay(moved)

@@ -135,3 +135,16 @@ def test_resumed_run_takes_the_ppo_settings_written_on_the_command_line(tiny_run
     assert model.lr_schedule(1.0) == 0.002 and model.learning_rate == 0.002
     kept = MaskablePPO.load(str(ckpt), device="cpu")
     assert kept.batch_size == model.batch_size == 256
+
+
+def test_checkpoint_every_zero_writes_no_checkpoints(tmp_path):
+    """``--checkpoint-every 0`` turns the periodic checkpoints off (as ``--eval-every 0``
+    does the evaluations); the final model is still saved."""
+    cmd = [sys.executable, str(ROOT / "train.py"), "--total-steps", "256", "--tables", "2",
+           "--n-steps", "32", "--batch-size", "64", "--eval-every", "0",
+           "--final-eval-deals", "1", "--checkpoint-every", "0", "--imitate", "none",
+           "--eval-against", "random", "--out", str(tmp_path), "--no-progress"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "model.zip").exists()
+    assert list((tmp_path / "checkpoints").iterdir()) == []

@@ -57,9 +57,6 @@ def test_bad_device_algo_threads_and_runners_fail_with_one_line(capsys):
     msg = _fails(capsys, ["--backend", "rllib", "--env-runners", str(n)])
     assert f"--env-runners {n} needs {n} CPUs" in msg
     assert f"--env-runners {machine_cores()} or fewer" in msg
-    # a cluster has its own cores: checked after joining it
-    assert train.parse_args(["--backend", "rllib", "--env-runners", str(n), "--address",
-                             "auto"]).env_runners == n
 
 
 def test_bad_options_from_the_command_line_exit_2_without_traceback(tmp_path):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -195,7 +196,6 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
 
     torch.set_num_threads(max(1, args.threads))
     out = Path(args.out)
-    (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     if args.resume and not (Path(args.resume) / "learner_group").is_dir():
         raise SystemExit(f"--resume: no RLlib checkpoint folder at {args.resume} (expected "
                          "OUT/checkpoint or OUT/checkpoints/step_N)")
@@ -203,21 +203,29 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
         config = build_config(args)
     except (ValueError, FileNotFoundError) as e:
         raise SystemExit(f"--opponents: {e}") from None
+    if args.address:  # reach the cluster before minutes of imitation, not after
+        from agents.training.cluster import ClusterError, connect
+
+        try:
+            connect(args.address, include_dashboard=False, log_to_driver=False)
+        except ClusterError as err:
+            print(f"error: {err}", file=sys.stderr)
+            raise SystemExit(2) from None
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if args.env_runners > cpus:
+            ray.shutdown()
+            print(f"error: --env-runners {args.env_runners} needs {args.env_runners} CPUs, "
+                  f"but the Ray cluster at {args.address} has {cpus}: use --env-runners "
+                  f"{cpus} or fewer", file=sys.stderr)
+            raise SystemExit(2)
+    (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     imitation = weights = None
     if args.imitate != "none" and not args.resume:
         try:
             weights, imitation = imitation_warm_start(args, warm_start)
         except (ValueError, FileNotFoundError) as e:
             raise SystemExit(f"--imitate: {e}") from None
-    if args.address:
-        ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
-        cpus = int(ray.cluster_resources().get("CPU", 0))
-        if args.env_runners > cpus:
-            ray.shutdown()
-            raise SystemExit(f"--env-runners {args.env_runners} needs {args.env_runners} "
-                             f"CPUs, but the Ray cluster at {args.address} has {cpus}: use "
-                             f"--env-runners {cpus} or fewer")
-    else:  # train.check_args: env runners <= cores; the learner runs in this process
+    if not args.address:  # train.check_args: env runners <= cores; the learner is here
         ray.init(num_cpus=max(1, args.env_runners, machine_cores()),
                  include_dashboard=False, log_to_driver=False, configure_logging=False)
     from torch.utils.tensorboard import SummaryWriter

@@ -1,0 +1,113 @@
+"""``python -m sichuan_env.play --web``: bad arguments (one line, exit 2, no traceback) and
+a real server started from the command line."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sichuan_env.play import main
+
+pytest.importorskip("uvicorn", reason="the web extra is not installed")
+httpx = pytest.importorskip("httpx", reason="the web extra is not installed")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_main(argv: list[str], capsys) -> tuple[int, str, str]:
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = stop.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--port", "abc"], "a port is a number 0-65535, got 'abc'"),
+    (["--port", "70000"], "a port is a number 0-65535, got 70000"),
+    (["--port", "-1"], "a port is a number 0-65535, got -1"),
+    (["--seats", "you,rules,rules"], "four comma-separated entries"),
+    (["--seats", "you,,rules,rules"], "four comma-separated entries"),
+    (["--seats", "rules,rules,rules,rules"], "exactly one 'you', got 0"),
+    (["--seats", "you,you,rules,rules"], "exactly one 'you', got 2"),
+    (["--seats", "you,nosuchbot,rules,rules"], "--seats: "),
+    (["--seats", "you,rules,no/such/file.py:Bot,rules"], "--seats: "),
+    (["--rules", "nosuch"], "unknown rule preset 'nosuch'"),
+    (["--seed", "x"], "invalid int value"),
+    (["--colour", "red"], "unrecognized arguments"),
+])
+def test_bad_arguments(args, words, capsys) -> None:
+    code, out, err = run_main(["--web", *args], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("python -m sichuan_env.play --web: error: ")
+    assert words in err and "Traceback" not in err
+
+
+def test_unknown_agent_is_named(capsys) -> None:
+    code, _, err = run_main(["--web", "--seats", "you,nosuchbot,rules,rules"], capsys)
+    assert code == 2 and "nosuchbot" in err
+
+
+def test_port_in_use(capsys) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        code, out, err = run_main(["--web", "--port", str(port), "--seats",
+                                   "you,random,random,random"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in err
+
+
+def test_without_the_web_extra(monkeypatch, capsys) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn now fails
+    code, _, err = run_main(["--web"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "pip install -e '.[web]'" in err
+
+
+def test_bad_arguments_from_the_shell() -> None:
+    proc = subprocess.run([sys.executable, "-m", "sichuan_env.play", "--web", "--seats",
+                           "you,rules,you,rules"], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "python -m sichuan_env.play --web: error: --seats needs exactly one 'you', got 2 in "
+        "'you,rules,you,rules'"]
+
+
+def test_terminal_play_unchanged(capsys) -> None:
+    code, out, _ = run_main(["--opponents", "random", "--auto-first", "--seed", "2"], capsys)
+    assert code == 0 and "deal over" in out
+
+
+@pytest.mark.slow
+def test_server_from_the_command_line() -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "sichuan_env.play", "--web", "--port", "0",
+                             "--seats", "random,you,greedy,random", "--seed", "4"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env=env)
+    try:
+        line = proc.stdout.readline()
+        m = re.search(r"open (http://127\.0\.0\.1:(\d+)/) to play seat 1 \(rules mil; seats "
+                      r"random, you, greedy, random\)", line)
+        assert m, line
+        with httpx.Client(base_url=m[1], timeout=300) as client:
+            assert client.get("/").status_code == 200
+            r = client.post("/api/new", json={}).json()
+            assert r["table"]["you"] == 1 and r["deal"] == 0
+            assert [s["name"] for s in r["table"]["seats"]] == ["random", "you", "greedy",
+                                                                "random"]
+            # the Host header is checked on a loopback address
+            assert client.get("/", headers={"host": "evil.example"}).status_code == 400
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "Traceback" not in err
