@@ -192,12 +192,6 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error(f"--env-runners {args.env_runners} needs {args.env_runners} CPUs, but the "
                 f"local Ray instance gets this machine's {machine_cores()} cores: use "
                 f"--env-runners {machine_cores()} or fewer, or --address to join a cluster")
-    try:
-        args.device = resolve_device(args.device)
-    except ValueError as e:
-        p.error(str(e))
-    if args.num_gpus_per_learner is None:
-        args.num_gpus_per_learner = 1.0 if args.device == "cuda" else 0.0
     if args.address is not None:
         if args.backend != "rllib":
             p.error("--address joins a Ray cluster for --backend rllib; add --backend rllib")
@@ -209,6 +203,13 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     problem = out_problem(args.out)
     if problem is not None:
         p.error(problem)
+    # last: asking torch about a GPU imports it (seconds), the checks above are instant
+    try:
+        args.device = resolve_device(args.device)
+    except ValueError as e:
+        p.error(str(e))
+    if args.num_gpus_per_learner is None:
+        args.num_gpus_per_learner = 1.0 if args.device == "cuda" else 0.0
 
 
 ALGOS = ("ppo", "appo")
