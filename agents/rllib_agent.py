@@ -46,7 +46,9 @@ def load_net(path: str | Path) -> TilePlanesNet:
     if module_dir.is_dir():
         from ray.rllib.core.rl_module.rl_module import RLModule
 
-        return RLModule.from_checkpoint(str(module_dir)).net.cpu()
+        net = RLModule.from_checkpoint(str(module_dir)).net.cpu()
+        net.features_extractor.autocast_dtype = None  # acts in float32 (--precision bf16)
+        return net
     raise FileNotFoundError(f"no RLlib policy at {path} (expected a run folder with "
                             f"{POLICY_FILE}, a {POLICY_FILE} file or an RLlib checkpoint)")
 

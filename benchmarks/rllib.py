@@ -1,18 +1,25 @@
 """Scaling of ``train.py --backend rllib``: env steps per second, learning included, for
-several numbers of env runners.
+several numbers of env runners and both algorithms.
 
-    python benchmarks/rllib.py                          # 1 and 2 env runners, learner on CPU
-    python benchmarks/rllib.py --runners 1 2 4 8 15 --gpu 1 --out scaling.json
+    python benchmarks/rllib.py                          # 1 and 2 env runners, PPO, CPU learner
+    python benchmarks/rllib.py --algo ppo appo --runners 1 2 4 8 15 --gpu 1 --out scaling.json
+    python benchmarks/rllib.py --sample-only --runners 1   # env steps per runner CPU-second
+
+Prints the machine (CPU model, cores, GPU) and library versions first.
 
 For each number of env runners N: a local Ray instance with N + 1 CPUs, the PPO
 configuration of :func:`agents.training.rllib_train.build_config` (``--tables`` tables per runner,
 rollouts of ``--n-steps`` per table, so a train batch of N x tables x n-steps env steps,
-``--epochs`` passes in minibatches of ``--batch-size``), one warm-up iteration, then
+``--epochs`` passes in minibatches of ``--batch-size``; ``--algo appo``: APPO's settings
+of the same function), one warm-up iteration, then
 ``--iterations`` timed ones, the whole repeated ``--repeats`` times alternating the runner
 counts (the best of each is kept). Reported: env steps sampled per wall-clock second over the
 timed iterations (sampling and learning, as in training), the seconds per iteration spent
-sampling and learning (RLlib's timers), and the load average of the machine before and
-after (other processes share the cores). ``--opponents self`` measures self-play.
+sampling and learning (RLlib's timers; APPO samples while it learns), the learner's
+samples per second (PPO: the train batch over the update time, each sample used
+``--epochs`` times; APPO: the samples trained on over the wall-clock time, each used
+``max(1, epochs // 2)`` times), and the load average of the machine before and after
+(other processes share the cores). ``--opponents self`` measures self-play.
 With ``--sample-only`` also the env steps per CPU-second of the runner processes: with
 free cores N runners reach about N times that (it does not depend on other processes'
 load, the wall-clock figure does).
@@ -42,17 +49,35 @@ def _timer(result: dict, *names: str) -> float:
     return float("nan")
 
 
-def measure(runners: int, args: argparse.Namespace) -> dict:
+def _sampled(result: dict) -> int:
+    """Env steps sampled so far (0 before APPO's first batch arrives)."""
+    return int(result.get("env_runners", {}).get("num_env_steps_sampled_lifetime", 0))
+
+
+def _trained(result: dict) -> float:
+    """Samples the learner has trained on so far (each counted once per pass)."""
+    learners = result.get("learners", {})
+    for key in ("__all_modules__", "learner"):
+        v = learners.get(key, {}).get("num_env_steps_trained_lifetime")
+        if v is not None:
+            return float(v)
+    v = learners.get("learner", {}).get("num_module_steps_trained_lifetime")
+    return float(v) if v is not None else float("nan")
+
+
+def measure(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> dict:
     import ray
 
     import train
     from agents.training.rllib_train import build_config
 
     targs = train.parse_args([
-        "--backend", "rllib", "--env-runners", str(runners), "--tables", str(args.tables),
+        "--backend", "rllib", "--algo", algo_name,
+        "--env-runners", str(runners), "--tables", str(args.tables),
         "--n-steps", str(args.n_steps), "--epochs", str(args.epochs),
         "--batch-size", str(args.batch_size), "--opponents", args.opponents,
         "--num-gpus-per-learner", str(args.gpu), "--imitate", "none", "--seed", "0",
+        "--device", "cuda" if args.gpu else "cpu", "--precision", args.precision,
     ])
     load_before = os.getloadavg()[0]
     ray.init(num_cpus=runners + 1, include_dashboard=False, log_to_driver=False,
@@ -62,7 +87,10 @@ def measure(runners: int, args: argparse.Namespace) -> dict:
         if args.sample_only:
             return _sample_only(algo, runners, args, load_before)
         warm = algo.train()  # warm-up: actors started, first batch
-        before = int(warm["env_runners"]["num_env_steps_sampled_lifetime"])
+        while not _sampled(warm):  # APPO: until the first batch came back
+            warm = algo.train()
+        before = _sampled(warm)
+        trained_before = _trained(warm)
         samp_t, learn_t = [], []
         t0 = time.perf_counter()
         for _ in range(args.iterations):
@@ -70,11 +98,18 @@ def measure(runners: int, args: argparse.Namespace) -> dict:
             samp_t.append(_timer(r, "env_runner_sampling_timer"))
             learn_t.append(_timer(r, "learner_update_timer"))
         wall = time.perf_counter() - t0
-        steps = int(r["env_runners"]["num_env_steps_sampled_lifetime"]) - before
+        steps = _sampled(r) - before
+        trained = _trained(r) - trained_before
         algo.stop()
     finally:
         ray.shutdown()
+    learn_s = sum(learn_t) / len(learn_t)
+    if algo_name == "ppo":
+        learner_sps = steps / args.iterations / learn_s if learn_s > 0 else float("nan")
+    else:
+        learner_sps = trained / wall
     return {
+        "algo": algo_name, "learner_samples_per_s": round(learner_sps, 1),
         "env_runners": runners, "tables_per_runner": args.tables, "steps": steps,
         "seconds": round(wall, 2), "env_steps_per_s": round(steps / wall, 1),
         "sample_s_per_iter": round(sum(samp_t) / len(samp_t), 3),
@@ -110,7 +145,7 @@ def _sample_only(algo, runners: int, args: argparse.Namespace, load_before: floa
         "env_runners": runners, "tables_per_runner": args.tables, "steps": steps,
         "seconds": round(wall, 2), "env_steps_per_s": round(steps / wall, 1),
         "sample_s_per_iter": round(wall / args.iterations, 3), "learn_s_per_iter": 0.0,
-        "learner": "none (sampling only)",
+        "learner": "none (sampling only)", "algo": "none", "learner_samples_per_s": 0.0,
         "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
     }
 
@@ -118,6 +153,8 @@ def _sample_only(algo, runners: int, args: argparse.Namespace, load_before: floa
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runners", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--algo", nargs="+", default=["ppo"], choices=["ppo", "appo"],
+                   help="algorithms to measure (ppo)")
     p.add_argument("--tables", type=int, default=64, help="tables per env runner (64)")
     p.add_argument("--n-steps", type=int, default=64, help="rollout length per table (64)")
     p.add_argument("--epochs", type=int, default=4)
@@ -125,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--iterations", type=int, default=4, help="timed iterations (4)")
     p.add_argument("--opponents", default="random")
     p.add_argument("--gpu", type=float, default=0, help="GPUs for the learner (0)")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                   help="the network's arithmetic (train.py --precision) (fp32)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of the learner (1)")
     p.add_argument("--repeats", type=int, default=2,
                    help="measure each runner count this many times, alternating; keep the "
@@ -135,27 +174,41 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     import torch
 
+    from agents.training.hardware import describe_machine
+
+    print(describe_machine(), flush=True)
     torch.set_num_threads(args.threads)
-    best: dict[int, dict] = {}
+    algos = ["sampling"] if args.sample_only else args.algo
+    best: dict[tuple[str, int], dict] = {}
     for rep in range(args.repeats):  # alternate the runner counts, keep each one's best
+        for a in algos:
+            for n in args.runners:
+                row = measure(n, args, "ppo" if a == "sampling" else a)
+                cpu = row.get("env_steps_per_runner_cpu_s")
+                per_cpu = f" ({cpu:,.0f} per runner CPU-second)" if cpu else ""
+                learner = (f", learner {row['learner_samples_per_s']:,.0f} samples/s"
+                           if row["learner_samples_per_s"] else "")
+                split = ("sampling and learning overlap" if a == "appo" else
+                         f"{row['sample_s_per_iter']:.2f} s sampling + "
+                         f"{row['learn_s_per_iter']:.2f} s learning per iteration")
+                print(f"  run {rep + 1}: {a:>8} {n:>3} env runners "
+                      f"{row['env_steps_per_s']:>9,.0f} env steps/s{per_cpu}, {split}"
+                      f"{learner}, load {row['load_before']} -> {row['load_after']}",
+                      flush=True)
+                key = (a, n)
+                if key not in best or row["env_steps_per_s"] > best[key]["env_steps_per_s"]:
+                    best[key] = row
+    rows = [best[(a, n)] for a in algos for n in args.runners]
+    for a in algos:
+        base = best[(a, args.runners[0])]
         for n in args.runners:
-            row = measure(n, args)
-            cpu = row.get("env_steps_per_runner_cpu_s")
-            per_cpu = f" ({cpu:,.0f} per runner CPU-second)" if cpu else ""
-            print(f"  run {rep + 1}: {n:>3} env runners {row['env_steps_per_s']:>9,.0f} env "
-                  f"steps/s{per_cpu}, {row['sample_s_per_iter']:.2f} s sampling + "
-                  f"{row['learn_s_per_iter']:.2f} s learning per iteration, load "
-                  f"{row['load_before']} -> {row['load_after']}", flush=True)
-            if n not in best or row["env_steps_per_s"] > best[n]["env_steps_per_s"]:
-                best[n] = row
-    rows = [best[n] for n in args.runners]
-    base = rows[0]
-    for row in rows:
-        print(f"{row['env_runners']:>3} env runners: {row['env_steps_per_s']:>9,.0f} env "
-              f"steps/s (x{row['env_steps_per_s'] / base['env_steps_per_s']:.2f} vs "
-              f"{base['env_runners']}; best of {args.repeats})", flush=True)
+            row = best[(a, n)]
+            print(f"{a:>8} {n:>3} env runners: {row['env_steps_per_s']:>9,.0f} env steps/s "
+                  f"(x{row['env_steps_per_s'] / base['env_steps_per_s']:.2f} vs "
+                  f"{base['env_runners']}; best of {args.repeats})", flush=True)
     if args.out:
-        Path(args.out).write_text(json.dumps(rows, indent=2))
+        Path(args.out).write_text(json.dumps({"machine": describe_machine(), "rows": rows},
+                                             indent=2))
     return 0
 
 

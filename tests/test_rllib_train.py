@@ -133,3 +133,27 @@ def test_weights_set_in_the_learner_reach_the_env_runner():
         algo.stop()
     finally:
         ray.shutdown()
+
+
+def test_rllib_appo_writes_a_checkpoint_and_a_policy_the_arena_plays(tmp_path):
+    """--algo appo: the asynchronous algorithm on the same masked module, end to end."""
+    from agents.arena import run_arena
+    from agents.rllib_agent import load_net
+
+    stdout = _train(tmp_path, "--algo", "appo", "--env-runners", "1", "--total-steps", "4096",
+                    "--eval-every", "0", "--checkpoint-every", "0")
+    assert "training RLlib APPO" in stdout
+    assert (tmp_path / "checkpoint" / "learner_group").is_dir()
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["algo"] == "appo" and res["steps"] >= 4096
+    rows = [json.loads(line) for line in (tmp_path / "progress.jsonl").read_text().splitlines()]
+    losses = [r["policy_loss"] for r in rows]  # NaN: an iteration without an update
+    assert any(np.isfinite(x) for x in losses) and not any(np.isinf(x) for x in losses)
+    # the policy file and the checkpoint hold the same network, without the target copy
+    a, b = load_net(tmp_path / "policy.pt"), load_net(tmp_path / "checkpoint")
+    assert set(a.state_dict()) == set(b.state_dict())
+    for k, v in a.state_dict().items():
+        assert (v == b.state_dict()[k]).all()
+    arena = run_arena([f"rllib:{tmp_path}", "random", "greedy", "random"], deals=8, seed=3,
+                      duplicate=True, tables=8)
+    assert arena.deals == 8 and np.isfinite(arena.stats[f"rllib:{tmp_path}"]["mean"])

@@ -1,9 +1,16 @@
-"""PPO with Ray RLlib (new API stack) on the batched environment: ``train.py --backend rllib``.
+"""PPO or APPO with Ray RLlib (new API stack) on the batched environment: ``train.py
+--backend rllib [--algo appo]``.
 
 Each env runner (a Ray actor, one CPU) holds ``--tables`` tables in one
 :class:`sichuan_env.rllib.SichuanVectorEnv` and steps them batched (the engine, the bots and
-the observation planes); the learner (PPO, :class:`agents.training.rllib_module.TilePlanesRLModule`,
-the SB3 policy's network) runs in the driver, on a GPU with ``--num-gpus-per-learner 1``.
+the observation planes); the learner (:class:`agents.training.rllib_module.TilePlanesRLModule`,
+the SB3 policy's network) runs in the driver, on the GPU with ``--device auto`` when torch
+sees one (``--num-gpus-per-learner``). ``--algo ppo`` (default) alternates: every runner
+samples ``--n-steps`` per table, then the learner makes ``--epochs`` passes. ``--algo
+appo`` (RLlib's APPO: V-trace-corrected PPO with a target network,
+:class:`~agents.training.rllib_module.TilePlanesAPPOModule`) overlaps them: the runners keep
+sampling while the learner trains on each runner's batch as it arrives (each batch used
+``max(1, epochs // 2)`` times), and the runners get new weights after every update.
 Every learner seat maps to the one trained module ``learner`` (:func:`policy_mapping_fn`):
 ``--opponents self`` is self-play of that module at all four seats; bot names put one
 learner seat per table (``--learner-seats`` in turn over the tables) against three bots
@@ -27,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.rllib_agent import MODULE_ID, RLlibAgent, save_policy
+from agents.training.hardware import machine_cores
 from agents.training.rllib_net import TilePlanesNet
 
 
@@ -74,18 +82,41 @@ def env_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def build_config(args: argparse.Namespace) -> Any:
-    """The PPOConfig of a run (see the module docstring)."""
-    from ray.rllib.algorithms.ppo import PPOConfig
+    """The algorithm config of a run: PPOConfig (``--algo ppo``) or APPOConfig (``--algo
+    appo``), see the module docstring."""
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
     from agents.training.rllib_module import module_spec
     from sichuan_env.rllib import SichuanEnvRunner, SichuanMultiAgentEnv
 
+    algo = getattr(args, "algo", "ppo")
     runners = max(0, int(args.env_runners))
     fragment = int(args.n_steps)
-    batch = fragment * args.tables * max(1, runners)
+    gpus = float(args.num_gpus_per_learner or 0)
+    if algo == "appo":
+        from ray.rllib.algorithms.appo import APPOConfig
+
+        # one runner's rollout per train batch: the learner takes each as it arrives
+        batch = fragment * args.tables
+        minibatch = max(fragment, min(args.batch_size, batch) // fragment * fragment)
+        config = APPOConfig().training(
+            lr=args.lr, gamma=args.gamma, lambda_=0.95, entropy_coeff=args.ent_coef,
+            clip_param=0.2, vf_loss_coeff=0.5, grad_clip=0.5, use_kl_loss=False,
+            num_epochs=1, minibatch_size=minibatch, train_batch_size_per_learner=batch,
+            circular_buffer_iterations_per_batch=max(1, args.epochs // 2),
+        ).reporting(min_time_s_per_iteration=1)  # IMPALA's default: 10 s per iteration
+    else:
+        from ray.rllib.algorithms.ppo import PPOConfig
+
+        batch = fragment * args.tables * max(1, runners)
+        config = PPOConfig().training(
+            lr=args.lr, gamma=args.gamma, lambda_=0.95, entropy_coeff=args.ent_coef,
+            clip_param=0.2, vf_loss_coeff=0.5, vf_clip_param=1e6, grad_clip=0.5,
+            use_kl_loss=False, num_epochs=args.epochs,
+            minibatch_size=min(args.batch_size, batch), train_batch_size_per_learner=batch,
+        )
     return (
-        PPOConfig()
+        config
         .environment(SichuanMultiAgentEnv, env_config=env_config(args))
         .env_runners(
             env_runner_cls=SichuanEnvRunner, num_env_runners=runners,
@@ -94,14 +125,10 @@ def build_config(args: argparse.Namespace) -> Any:
         )
         .multi_agent(policies={MODULE_ID}, policy_mapping_fn=policy_mapping_fn,
                      policies_to_train=[MODULE_ID])
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={MODULE_ID: module_spec()}))
-        .learners(num_learners=0, num_gpus_per_learner=args.num_gpus_per_learner)
-        .training(
-            lr=args.lr, gamma=args.gamma, lambda_=0.95, entropy_coeff=args.ent_coef,
-            clip_param=0.2, vf_loss_coeff=0.5, vf_clip_param=1e6, grad_clip=0.5,
-            use_kl_loss=False, num_epochs=args.epochs,
-            minibatch_size=min(args.batch_size, batch), train_batch_size_per_learner=batch,
-        )
+        .rl_module(rl_module_spec=MultiRLModuleSpec(
+            rl_module_specs={MODULE_ID: module_spec(
+                {"precision": getattr(args, "precision", "fp32")}, algo=algo)}))
+        .learners(num_learners=0, num_gpus_per_learner=gpus)
         .debugging(seed=args.seed, log_level="ERROR")
         .reporting(metrics_num_episodes_for_smoothing=100)
     )
@@ -110,14 +137,18 @@ def build_config(args: argparse.Namespace) -> Any:
 def learner_net(algo: Any) -> TilePlanesNet:
     """A CPU copy of the trained module's network."""
     module = algo.learner_group._learner.module[MODULE_ID]
-    net = TilePlanesNet(**module.net.config)
+    net = TilePlanesNet(**module.net.config)  # acts in float32 whatever the learner used
     net.load_state_dict({k: v.detach().cpu() for k, v in module.net.state_dict().items()})
     return net
 
 
 def set_learner_weights(algo: Any, state: dict[str, Any]) -> None:
-    """Load a network state dict into the learner and push it to the env runners."""
-    algo.learner_group._learner.module[MODULE_ID].net.load_state_dict(state)
+    """Load a network state dict into the learner (and APPO's target network) and push it
+    to the env runners."""
+    module = algo.learner_group._learner.module[MODULE_ID]
+    module.net.load_state_dict(state)
+    if hasattr(module, "_old_net"):
+        module._old_net.load_state_dict(state)
     algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group,
                                        inference_only=True)
 
@@ -180,6 +211,13 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
         except ClusterError as err:
             print(f"error: {err}", file=sys.stderr)
             raise SystemExit(2) from None
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if args.env_runners > cpus:
+            ray.shutdown()
+            print(f"error: --env-runners {args.env_runners} needs {args.env_runners} CPUs, "
+                  f"but the Ray cluster at {args.address} has {cpus}: use --env-runners "
+                  f"{cpus} or fewer", file=sys.stderr)
+            raise SystemExit(2)
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     imitation = weights = None
     if args.imitate != "none" and not args.resume:
@@ -187,9 +225,9 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
             weights, imitation = imitation_warm_start(args, warm_start)
         except (ValueError, FileNotFoundError) as e:
             raise SystemExit(f"--imitate: {e}") from None
-    if not args.address:
-        ray.init(num_cpus=max(1, args.env_runners) + 1, include_dashboard=False,
-                 log_to_driver=False, configure_logging=False)
+    if not args.address:  # train.check_args: env runners <= cores; the learner is here
+        ray.init(num_cpus=max(1, args.env_runners, machine_cores()),
+                 include_dashboard=False, log_to_driver=False, configure_logging=False)
     from torch.utils.tensorboard import SummaryWriter
 
     writer = SummaryWriter(str(out / "tb"))
@@ -200,9 +238,10 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
         elif weights is not None:
             set_learner_weights(algo, weights)
         mode = "self-play" if args.opponents == "self" else f"vs {args.opponents}"
-        print(f"training RLlib PPO: {args.total_steps:,} steps, {args.env_runners} env "
-              f"runners x {args.tables} tables, {mode}, rules {args.rules}, learner on "
-              f"{'GPU' if args.num_gpus_per_learner else 'CPU'}, out {out}", flush=True)
+        print(f"training RLlib {args.algo.upper()}: {args.total_steps:,} steps, "
+              f"{args.env_runners} env runners x {args.tables} tables, {mode}, rules "
+              f"{args.rules}, learner on {'GPU' if args.num_gpus_per_learner else 'CPU'}, "
+              f"out {out}", flush=True)
         steps = 0
         start = None
         next_ckpt, next_eval = args.checkpoint_every, args.eval_every
@@ -266,7 +305,7 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
     print(f"\nfinal evaluation (duplicate arena, {args.final_eval_deals} walls x 4 seatings, "
           f"{time.perf_counter() - t1:.0f} s); 95% confidence intervals")
     print(format_results(results))
-    summary = {"args": vars(args), "backend": "rllib", "steps": steps,
+    summary = {"args": vars(args), "backend": "rllib", "algo": args.algo, "steps": steps,
                "train_seconds": train_time, "steps_per_second": sps,
                "imitation": imitation, "results": results}
     (out / "results.json").write_text(json.dumps(summary, indent=2, default=str))

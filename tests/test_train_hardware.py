@@ -1,0 +1,161 @@
+"""train.py's hardware options: --device, --threads, --algo, --env-runners against the
+cores; bad values fail with one line and exit status 2 before any work (no Ray, no
+training); a model saved by the learner loads on the CPU."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import train
+from agents.training.hardware import describe_machine, machine_cores, machine_info, resolve_device
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _fails(capsys, argv: list[str]) -> str:
+    with pytest.raises(SystemExit) as e:
+        train.parse_args(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err and "error:" in err[-1]
+    return err[-1]
+
+
+def test_device_auto_resolves_to_what_torch_sees():
+    import torch
+
+    args = train.parse_args([])
+    want = "cuda" if torch.cuda.is_available() else "cpu"
+    assert args.device == want and resolve_device("auto") == want
+    assert args.num_gpus_per_learner == (1.0 if want == "cuda" else 0.0)
+    assert train.parse_args(["--device", "cpu"]).device == "cpu"
+    assert train.parse_args(["--device", "cpu"]).num_gpus_per_learner == 0.0
+
+
+def test_threads_default_to_the_machine_cores():
+    assert train.parse_args([]).threads == machine_cores() >= 1
+    assert train.parse_args(["--threads", "1"]).threads == 1
+
+
+def test_bad_device_algo_threads_and_runners_fail_with_one_line(capsys):
+    import torch
+
+    if not torch.cuda.is_available():
+        msg = _fails(capsys, ["--device", "cuda"])
+        assert "--device cuda" in msg and "no GPU" in msg and "--device cpu" in msg
+    assert "--device must be auto, cpu or cuda" in _fails(capsys, ["--device", "tpu"])
+    msg = _fails(capsys, ["--backend", "rllib", "--algo", "dqn"])
+    assert "--algo must be one of ppo, appo" in msg and "'dqn'" in msg
+    assert "needs --backend rllib" in _fails(capsys, ["--algo", "appo"])
+    assert "--threads must be >= 1" in _fails(capsys, ["--threads", "0"])
+    n = machine_cores() + 1
+    msg = _fails(capsys, ["--backend", "rllib", "--env-runners", str(n)])
+    assert f"--env-runners {n} needs {n} CPUs" in msg
+    assert f"--env-runners {machine_cores()} or fewer" in msg
+
+
+def test_bad_options_from_the_command_line_exit_2_without_traceback(tmp_path):
+    for extra, words in ((["--algo", "nope", "--backend", "rllib"], "--algo"),
+                         (["--device", "gpu0"], "--device")):
+        proc = subprocess.run([sys.executable, str(ROOT / "train.py"), "--out",
+                               str(tmp_path / "o"), *extra], capture_output=True, text=True,
+                              timeout=120, cwd=ROOT)
+        assert proc.returncode == 2
+        assert "Traceback" not in proc.stderr and words in proc.stderr.splitlines()[-1]
+        assert not (tmp_path / "o").exists()
+
+
+def test_machine_description_names_cpu_cores_gpu_and_versions():
+    info = machine_info()
+    assert info["cores"] == machine_cores()
+    assert info["torch"] != "absent" and info["numpy"] != "absent"
+    line = describe_machine()
+    assert f"{machine_cores()} cores" in line and "GPU " in line and "torch " in line
+
+
+def _saved_from(device: str, path: Path) -> None:
+    from sb3_contrib import MaskablePPO
+
+    from agents.training.features import AnalysisVecEnv
+    from agents.training.ppo_policy import policy_kwargs
+    from sichuan_env.vector import SichuanVecEnv
+
+    env = AnalysisVecEnv(SichuanVecEnv(2, seed=1))
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, n_epochs=1,
+                        policy_kwargs=policy_kwargs(), seed=1, device=device, verbose=0)
+    model.learn(16)
+    model.save(path)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_a_model_saved_by_the_learner_loads_and_plays_on_the_cpu(tmp_path, device):
+    import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no GPU here")
+    from agents.ppo import PPOAgent
+    from agents.training.ppo_policy import load_model
+
+    path = tmp_path / f"{device}.zip"
+    _saved_from(device, path)
+    model = load_model(path, device="cpu")
+    assert all(p.device.type == "cpu" for p in model.policy.parameters())
+    agent = PPOAgent(str(path))
+    from sichuan_env import engine
+    from sichuan_env.observation import encode
+
+    st = engine.reset(np.arange(4), "mil")
+    obs = encode(st, st.current.astype(np.intp), np.arange(4))
+    acts = agent.act_batch(obs, st.legal_action_mask)
+    assert st.legal_action_mask[np.arange(4), acts].all()
+
+
+def test_network_precision_is_bf16_inside_the_block_and_float32_outside():
+    import torch
+
+    from agents.training.ppo_policy import network_precision
+    from agents.training.rllib_net import TilePlanesNet
+
+    torch.manual_seed(0)
+    net = TilePlanesNet(82)
+    x, m = torch.rand(64, 82, 27), torch.ones(64, 88)
+    with torch.no_grad():
+        before = net.logits(net.features(x), m)
+        with network_precision(net, "bf16"):
+            assert net.features_extractor.autocast_dtype is torch.bfloat16
+            feats = net.features(x)
+            inside = net.logits(feats, m)
+        after = net.logits(net.features(x), m)
+    assert feats.dtype == torch.float32
+    assert torch.equal(before, after)  # float32 again, bit for bit
+    assert not torch.equal(before, inside)  # bfloat16 arithmetic did run
+    torch.testing.assert_close(inside, before, atol=2e-2, rtol=2e-2)
+    with pytest.raises(ValueError, match="precision must be one of"), \
+            network_precision(net, "fp8"):
+        pass
+    assert net.features_extractor.autocast_dtype is None
+
+
+@pytest.mark.slow
+def test_train_with_bf16_learns_and_saves_a_float32_model(tmp_path):
+    from agents.ppo import PPOAgent
+
+    cmd = [sys.executable, str(ROOT / "train.py"), "--precision", "bf16", "--device", "cpu",
+           "--total-steps", "2048", "--tables", "4", "--n-steps", "64", "--batch-size", "256",
+           "--eval-every", "0", "--final-eval-deals", "4", "--imitate", "greedy",
+           "--imitate-steps", "512", "--imitate-epochs", "2", "--out", str(tmp_path),
+           "--no-progress", "--seed", "2", "--threads", "1"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    agent = PPOAgent(str(tmp_path / "model.zip"))
+    assert agent.model.policy.features_extractor.autocast_dtype is None
+    import json
+
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["args"]["precision"] == "bf16" and res["steps"] >= 2048
+    assert res["imitation"]["agreement"] > 0.3  # the warm start learned under bfloat16
