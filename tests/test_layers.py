@@ -134,7 +134,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                          "agents.training.advice", "agents.training.oracle_critic",
                          "agents.training.ppo_policy", "agents.training.rllib_net",
                          "agents.training.rllib_module", "agents.training.layout",
-                         "agents.training.kl_ppo"}),
+                         "agents.training.kl_ppo", "agents.training.hardware"}),
     ("model agents", {"agents.ppo", "agents.rllib_agent", "agents.search_sampler",
                       "agents.search_rollout"}),
     ("arena/ladder", {"agents.arena", "agents.ladder", "agents.search"}),
