@@ -11,7 +11,8 @@ PACKAGES = ("sichuan_env", "sichuan_env/web", "agents", "agents/training")
 
 
 def layout_rows(text: str) -> list[str]:
-    """The paths in the first column of the README's Layout table."""
+    """The paths in the first column of the README's Layout table. A row may name several;
+    a bare file name after the first path is in that path's folder."""
     heading = re.search(r"^(#+) Layout$", text, re.M)
     if heading is None:
         return []
@@ -19,7 +20,14 @@ def layout_rows(text: str) -> list[str]:
     rest = text[heading.end():]
     end = re.search(rf"^#{{1,{level}}} ", rest, re.M)
     section = rest[:end.start()] if end else rest
-    return [m.group(1) for m in re.finditer(r"^\| `([^`]+)` \|", section, re.M)]
+    rows = []
+    for line in section.splitlines():
+        cells = line.split("|")
+        if line.startswith("| `") and len(cells) > 2:
+            names = re.findall(r"`([^`]+)`", cells[1])
+            folder = names[0].rpartition("/")[0] if names else ""
+            rows += [n if "/" in n or not folder else f"{folder}/{n}" for n in names]
+    return rows
 
 
 def modules() -> set[str]:
@@ -42,5 +50,6 @@ def test_every_row_exists():
 
 def test_the_check_reads_the_table():
     text = ("# x\n\n## Layout\n\n| path | job |\n|---|---|\n| `a/b.py` | one |\n"
-            "| `c/` | two |\nnot a row `d.py`\n\n## Next\n| `e.py` | other section |\n")
-    assert layout_rows(text) == ["a/b.py", "c/"]
+            "| `c/d.py`, `e.py` | two, `not/this.py` |\nnot a row `d.py`\n\n## Next\n"
+            "| `e.py` | other section |\n")
+    assert layout_rows(text) == ["a/b.py", "c/d.py", "c/e.py"]
