@@ -65,7 +65,7 @@ POLICY_WAITS, POLICY_RANDOM = 0, 1
 
 _i = np.int64
 _U = np.uint64
-_MELD_TILES = MELD_TILES.astype(np.int64)
+_TILES_OF_MELD_CODE = MELD_TILES.astype(np.int64)
 
 
 def _kernel_dir() -> str:
@@ -123,7 +123,7 @@ def _unseen(S, t, seat, out):
     for k in range(27):
         n = 4 - _i(S.hand[t, seat, k]) - _i(S.live_discards[t, k]) - _i(S.won_tiles[t, k])
         for s in range(4):
-            n -= _MELD_TILES[S.meld[t, s, k]]
+            n -= _TILES_OF_MELD_CODE[S.meld[t, s, k]]
         out[k] = max(n, 0)
 
 
