@@ -11,3 +11,5 @@ from pathlib import Path
 TESTS = str(Path(__file__).resolve().parent)
 if TESTS not in sys.path:
     sys.path.insert(0, TESTS)
+
+from support.browser import browser  # noqa: E402, F401  (the browser tests' fixture)

@@ -8,8 +8,6 @@ why. Screenshots go to ``test-artifacts/`` (git-ignored).
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -20,36 +18,11 @@ from sichuan_env.records import read_jsonl
 from sichuan_env.tiles import N_KINDS, tile_str
 from sichuan_env.viewer import write_replay
 
+from support.browser import ARTIFACTS
+
 pytestmark = pytest.mark.slow  # drives a browser
 
 ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-def _chromium() -> str | None:
-    for path in (os.environ.get("SICHUAN_CHROMIUM"), shutil.which("chromium"),
-                 "/usr/bin/chromium", shutil.which("chromium-browser")):
-        if path and Path(path).is_file():
-            return path
-    return None
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip(
-        "playwright.sync_api",
-        reason="Playwright for Python is not installed (pip install -e '.[viewer]')")
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("no Chromium found (apt-get install chromium, or set SICHUAN_CHROMIUM)")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 @pytest.fixture(scope="module")
 def record() -> dict:
     recs = read_jsonl(ROOT / "tests" / "data" / "independent-mahjongsoft.jsonl")

@@ -1,7 +1,8 @@
 """The play page in a real browser: Debian's Chromium driven by Playwright for Python (as
-``tests/test_viewer_browser.py`` does; Playwright's own browser download is never used,
-and without a Chromium the tests skip and say why). A whole deal is played by clicking
-tiles and buttons to its settlement; screenshots go to ``test-artifacts/``.
+``tests/test_viewer_browser.py`` does, through the ``browser`` fixture of
+``tests/support/browser.py``; without a Chromium the tests skip and say why). A whole
+deal is played by clicking tiles and buttons to its settlement; screenshots go to
+``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -10,27 +11,13 @@ import random
 from pathlib import Path
 
 import pytest
-from test_viewer_browser import ARTIFACTS, CHROMIUM_ARGS, _chromium
 
 from sichuan_env import records
 
+from support.browser import ARTIFACTS
 from support.web_helpers import LiveServer, create_app, make_config
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip(
-        "playwright.sync_api",
-        reason="Playwright for Python is not installed (pip install -e '.[viewer]')")
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("no Chromium found (apt-get install chromium, or set SICHUAN_CHROMIUM)")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
