@@ -33,7 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agents.rllib_agent import MODULE_ID, RLlibAgent, save_policy
+from agents.rllib_agent import MODULE_ID, RLlibAgent, load_net, save_policy
 from agents.training.hardware import machine_cores
 from agents.training.rllib_net import TilePlanesNet
 
@@ -291,7 +291,8 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
                 break
         train_time = time.perf_counter() - t0
         algo.save_to_path(str((out / "checkpoint").resolve()))
-        net = learner_net(algo)
+        # from the checkpoint just written: APPO's learner may have updated since
+        net = load_net(out / "checkpoint")
         save_policy(net, out / "policy.pt")
         algo.stop()
     finally:
