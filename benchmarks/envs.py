@@ -13,8 +13,11 @@ Rows:
   a loop of ``last()`` + ``step`` with random legal actions (decisions per second, every
   seat's decisions counted), deals from consecutive seeds;
 * ``plain Python``: the naive implementation of ``benchmarks/plain_python.py`` (the rules'
-  decision flow with lists and a recursive Hu check; no observation), random play; the
-  ``aec env()`` row's target is a multiple of it, measured in the same sitting;
+  decision flow with lists and a recursive Hu check), random play, in its two modes:
+  ``plain Python+obs`` also builds, in plain Python, each decision's observation planes and action
+  mask (what ``env()`` returns to the acting agent: the fair yardstick), ``plain Python``
+  (rules only) builds none. The ``aec env()`` row gives its rate as a multiple of each
+  (its target is 4x the ``+obs`` one), measured in the same sitting;
 * ``single``: :class:`SichuanSingleEnv`, learner seat 0, random opponents (learner steps
   per second; each includes the opponents' moves);
 * ``vector``: :class:`SichuanVecEnv` with random opponents (the built-in ``RandomAgent``,
@@ -176,7 +179,7 @@ def main() -> None:
                     help="wall: elapsed time (default); cpu: this process's CPU time, "
                          "steadier on a machine shared with other work")
     ap.add_argument("--aec", action="store_true",
-                    help="only the one-table rows: AEC env(), raw_env, plain Python")
+                    help="only the one-table rows: AEC env(), raw_env, plain Python (both modes)")
     args = ap.parse_args()
     if args.seconds <= 0 or any(t < 1 for t in args.tables):
         ap.error("--seconds must be > 0 and --tables >= 1")
@@ -194,12 +197,17 @@ def main() -> None:
         rows.append(("encode", "-", 1024, 1024, bench_encode(1024, s), "observations/s", ""))
         rows.append(("analysis", "-", 1024, 1024, bench_analysis(1024, s), "rows/s", ""))
     env_rate = bench_aec(True, s)
+    plain_obs = max(plain_python.rate(s / 3, CLOCK, observe=True)[0] for _ in range(3))
     plain = max(plain_python.rate(s / 3, CLOCK)[0] for _ in range(3))
     rows.append(("aec env()", "all", 1, 1, env_rate, "decisions/s",
-                 f">= 4x plain Python (now {env_rate / plain:.1f}x)"))
+                 f">= 4x plain Python + obs (now {env_rate / plain_obs:.1f}x; "
+                 f"{env_rate / plain:.1f}x rules only)"))
     rows.append(("aec raw_env", "all", 1, 1, bench_aec(False, s), "decisions/s",
                  f"> env() ({env_rate:,.0f})"))
-    rows.append(("plain Python", "all", 1, 1, plain, "decisions/s", "(reference)"))
+    rows.append(("plain Python+obs", "all", 1, 1, plain_obs, "decisions/s",
+                 "(reference: rules, observation, mask)"))
+    rows.append(("plain Python", "all", 1, 1, plain, "decisions/s",
+                 "(reference: rules only)"))
     if not args.aec:
         rows.append(("single", "0", 1, 1, bench_single(s), "learner steps/s", ""))
     for t in args.tables:
