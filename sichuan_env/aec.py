@@ -77,7 +77,6 @@ from sichuan_env.state import State
 
 AGENTS = tuple(f"player_{i}" for i in range(4))
 _NO_POINTS = [0.0, 0.0, 0.0, 0.0]  # a step's rewards when nobody paid
-_ROW0 = np.zeros(1, np.intp)
 ENV_NAME = "sichuan_mahjong_v0"
 
 
@@ -228,6 +227,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._zero_mask = np.zeros(N_ACTIONS, np.int8)
         self._action = np.zeros(1, np.int64)  # the step's action, as the engine takes it
         self._encoder: SeatEncoder | None = None  # observations of state_
+        self._stepper: engine.InPlaceStepper | None = None  # steps of state_
         self._infos: dict[str, dict[str, Any]] | None = None  # built when first read
         self._info_selected: tuple[str, dict[str, Any]] | None = None  # last()'s, kept
         self._to_move = AGENTS[0]  # the engine's seat to act (agent_selection may move on
@@ -248,11 +248,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         else:
             deal_seed = drawn_seed(self._rng)
         dealer = int((options or {}).get("dealer", 0))
-        fresh = engine.reset([deal_seed], self.rules, dealer=dealer)
         if self.state_ is None:
-            self.state_ = fresh
+            self.state_ = engine.reset([deal_seed], self.rules, dealer=dealer)
         else:  # the same State object: the engine's and the encoder's bags stay valid
-            self.state_.put_rows(_ROW0, fresh)
+            engine.redeal(self.state_, [deal_seed], dealer=dealer)
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
@@ -317,7 +316,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         """Step the selected ``agent``'s legal action ``a`` (an int, already checked)."""
         self._cumulative_rewards[agent] = 0.0
         self._action[0] = a
-        _, rewards, done = engine.step(self.state_, self._action, inplace=True)
+        stepper = self._stepper
+        if stepper is None or stepper.state is not self.state_:
+            self._stepper = stepper = engine.InPlaceStepper(self.state_)
+        rewards, done = stepper(self._action)
         points = rewards[0].tolist()
         if points == _NO_POINTS:  # most steps: nothing to add up
             self.rewards = dict.fromkeys(AGENTS, 0.0)
