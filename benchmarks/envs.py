@@ -10,8 +10,10 @@ Rows:
   (observations per second); ``analysis`` the PPO analysis planes of ``agents.training.features``
   computed from 1024 observations (rows per second);
 * ``aec``: the PettingZoo AEC env (``env()`` with its wrappers and ``raw_env``), one table,
-  a loop of ``last()`` + ``step`` with random legal actions (decisions per second, every
-  seat's decisions counted), deals from consecutive seeds;
+  a loop of ``last()`` + ``step`` with random legal actions picked by ``random.choice``
+  from ``info["legal_moves"]`` (decisions per second, every seat's decisions counted),
+  deals from consecutive seeds; ``aec env() np`` the same with a numpy player
+  (``np.flatnonzero`` of the observation's mask, a numpy generator);
 * ``plain Python``: the naive implementation of ``benchmarks/plain_python.py`` (the rules'
   decision flow with lists and a recursive Hu check), random play, in its two modes:
   ``plain Python+obs`` also builds, in plain Python, each decision's observation planes and action
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import sys
 import time
 import warnings
@@ -112,9 +115,14 @@ def bench_analysis(batch: int, seconds: float) -> float:
     return rate(lambda: analysis_planes(obs).shape[0], seconds)
 
 
-def bench_aec(wrapped: bool, seconds: float) -> float:
+def bench_aec(wrapped: bool, seconds: float, numpy_player: bool = False) -> float:
+    """Decisions/s of the AEC loop; the player picks uniformly with ``random.choice``
+    from ``info["legal_moves"]`` (as the plain-Python reference picks from its menu),
+    or with ``numpy_player`` from ``np.flatnonzero(obs["action_mask"])`` and a numpy
+    generator (the loop of earlier measurements; the player then costs more)."""
     e = aec_env() if wrapped else raw_env()
     rng = np.random.default_rng(0)
+    pick = random.Random(0)
     e.reset(seed=0)
     seed = [0]
 
@@ -124,12 +132,15 @@ def bench_aec(wrapped: bool, seconds: float) -> float:
             if not e.agents:
                 seed[0] += 1
                 e.reset(seed=seed[0])
-            obs, _, term, trunc, _ = e.last()
+            obs, _, term, trunc, info = e.last()
             if term or trunc:
                 e.step(None)
                 continue
-            legal = np.flatnonzero(obs["action_mask"])
-            e.step(int(legal[rng.integers(legal.size)]))
+            if numpy_player:
+                legal = np.flatnonzero(obs["action_mask"])
+                e.step(int(legal[rng.integers(legal.size)]))
+            else:
+                e.step(pick.choice(info["legal_moves"]))
             n += 1
         return n
 
@@ -204,6 +215,8 @@ def main() -> None:
                  f"{env_rate / plain:.1f}x rules only)"))
     rows.append(("aec raw_env", "all", 1, 1, bench_aec(False, s), "decisions/s",
                  f"> env() ({env_rate:,.0f})"))
+    rows.append(("aec env() np", "all", 1, 1, bench_aec(True, s, numpy_player=True),
+                 "decisions/s", "(env() with the numpy player)"))
     rows.append(("plain Python+obs", "all", 1, 1, plain_obs, "decisions/s",
                  "(reference: rules, observation, mask)"))
     rows.append(("plain Python", "all", 1, 1, plain, "decisions/s",

@@ -228,6 +228,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._action = np.zeros(1, np.int64)  # the step's action, as the engine takes it
         self._encoder: SeatEncoder | None = None  # observations of state_
         self._stepper: engine.InPlaceStepper | None = None  # steps of state_
+        self._rows: tuple[Any, ...] | None = None  # (state_, its mask row as int8, current, done)
+        self._over = False  # state_.done[0], read after each change
         self._infos: dict[str, dict[str, Any]] | None = None  # built when first read
         self._info_selected: tuple[str, dict[str, Any]] | None = None  # last()'s, kept
         self._to_move = AGENTS[0]  # the engine's seat to act (agent_selection may move on
@@ -262,9 +264,14 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def _after_change(self) -> None:
         st = self.state_
         assert st is not None
-        # the stored bool mask viewed as 0/1 bytes: one copy gives the int8 mask
-        self._mask8 = st.legal_action_mask[0].view(np.int8).copy()
-        self.agent_selection = self._to_move = AGENTS[st.current[0]]
+        rows = self._rows
+        if rows is None or rows[0] is not st:
+            # the stored bool mask viewed as 0/1 bytes: one copy gives the int8 mask
+            self._rows = rows = (st, st.legal_action_mask[0].view(np.int8), st.current,
+                                 st.done)
+        self._mask8 = rows[1].copy()
+        self.agent_selection = self._to_move = AGENTS[rows[2].item(0)]
+        self._over = rows[3].item(0)  # the match is over
         self._infos = None  # built from the new state when read
         self._info_selected = None
 
@@ -276,7 +283,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         kept = self._info_selected
         if kept is not None and kept[0] == agent:
             return kept[1]
-        if agent == self._to_move and not self.state_.done[0]:
+        if agent == self._to_move and not self._over:
             mask8 = self._mask8
             info = {"legal_moves": mask8.nonzero()[0].tolist(), "action_mask": mask8}
         else:
@@ -302,7 +309,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def selected_mask(self) -> np.ndarray:
         """(88,) int8: the legal actions of ``agent_selection`` (what its observation's
         ``action_mask`` holds; all zeros once the game is over). Do not modify it."""
-        return self._mask8 if not self.state_.done[0] else self._zero_mask
+        return self._mask8 if not self._over else self._zero_mask
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
@@ -350,7 +357,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if encoder is None or encoder.state is not st:
             self._encoder = encoder = SeatEncoder(st)
         obs = encoder.encode(seat)
-        if agent == self.agent_selection and not st.done[0]:
+        if agent == self.agent_selection and not self._over:
             return {"observation": obs, "action_mask": self._mask8.copy()}
         return {"observation": obs, "action_mask": np.zeros(N_ACTIONS, np.int8)}
 
