@@ -10,11 +10,16 @@ Rows:
   (observations per second); ``analysis`` the PPO analysis planes of ``agents.training.features``
   computed from 1024 observations (rows per second);
 * ``aec``: the PettingZoo AEC env (``env()`` with its wrappers and ``raw_env``), one table,
-  a loop of ``last()`` + ``step`` with random legal actions (decisions per second, every
-  seat's decisions counted), deals from consecutive seeds;
+  a loop of ``last()`` + ``step`` with random legal actions picked by ``random.choice``
+  from ``info["legal_moves"]`` (decisions per second, every seat's decisions counted),
+  deals from consecutive seeds; ``aec env() np`` the same with a numpy player
+  (``np.flatnonzero`` of the observation's mask, a numpy generator);
 * ``plain Python``: the naive implementation of ``benchmarks/plain_python.py`` (the rules'
-  decision flow with lists and a recursive Hu check; no observation), random play; the
-  ``aec env()`` row's target is a multiple of it, measured in the same sitting;
+  decision flow with lists and a recursive Hu check), random play, in its two modes:
+  ``plain Python+obs`` also builds, in plain Python, each decision's observation planes and action
+  mask (what ``env()`` returns to the acting agent: the fair yardstick), ``plain Python``
+  (rules only) builds none. The ``aec env()`` row gives its rate as a multiple of each
+  (its target is 4x the ``+obs`` one), measured in the same sitting;
 * ``single``: :class:`SichuanSingleEnv`, learner seat 0, random opponents (learner steps
   per second; each includes the opponents' moves);
 * ``vector``: :class:`SichuanVecEnv` with random opponents (the built-in ``RandomAgent``,
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import sys
 import time
 import warnings
@@ -109,9 +115,14 @@ def bench_analysis(batch: int, seconds: float) -> float:
     return rate(lambda: analysis_planes(obs).shape[0], seconds)
 
 
-def bench_aec(wrapped: bool, seconds: float) -> float:
+def bench_aec(wrapped: bool, seconds: float, numpy_player: bool = False) -> float:
+    """Decisions/s of the AEC loop; the player picks uniformly with ``random.choice``
+    from ``info["legal_moves"]`` (as the plain-Python reference picks from its menu),
+    or with ``numpy_player`` from ``np.flatnonzero(obs["action_mask"])`` and a numpy
+    generator (the loop of earlier measurements; the player then costs more)."""
     e = aec_env() if wrapped else raw_env()
     rng = np.random.default_rng(0)
+    pick = random.Random(0)
     e.reset(seed=0)
     seed = [0]
 
@@ -121,12 +132,15 @@ def bench_aec(wrapped: bool, seconds: float) -> float:
             if not e.agents:
                 seed[0] += 1
                 e.reset(seed=seed[0])
-            obs, _, term, trunc, _ = e.last()
+            obs, _, term, trunc, info = e.last()
             if term or trunc:
                 e.step(None)
                 continue
-            legal = np.flatnonzero(obs["action_mask"])
-            e.step(int(legal[rng.integers(legal.size)]))
+            if numpy_player:
+                legal = np.flatnonzero(obs["action_mask"])
+                e.step(int(legal[rng.integers(legal.size)]))
+            else:
+                e.step(pick.choice(info["legal_moves"]))
             n += 1
         return n
 
@@ -176,7 +190,7 @@ def main() -> None:
                     help="wall: elapsed time (default); cpu: this process's CPU time, "
                          "steadier on a machine shared with other work")
     ap.add_argument("--aec", action="store_true",
-                    help="only the one-table rows: AEC env(), raw_env, plain Python")
+                    help="only the one-table rows: AEC env(), raw_env, plain Python (both modes)")
     args = ap.parse_args()
     if args.seconds <= 0 or any(t < 1 for t in args.tables):
         ap.error("--seconds must be > 0 and --tables >= 1")
@@ -194,12 +208,19 @@ def main() -> None:
         rows.append(("encode", "-", 1024, 1024, bench_encode(1024, s), "observations/s", ""))
         rows.append(("analysis", "-", 1024, 1024, bench_analysis(1024, s), "rows/s", ""))
     env_rate = bench_aec(True, s)
+    plain_obs = max(plain_python.rate(s / 3, CLOCK, observe=True)[0] for _ in range(3))
     plain = max(plain_python.rate(s / 3, CLOCK)[0] for _ in range(3))
     rows.append(("aec env()", "all", 1, 1, env_rate, "decisions/s",
-                 f">= 4x plain Python (now {env_rate / plain:.1f}x)"))
+                 f">= 4x plain Python + obs (now {env_rate / plain_obs:.1f}x; "
+                 f"{env_rate / plain:.1f}x rules only)"))
     rows.append(("aec raw_env", "all", 1, 1, bench_aec(False, s), "decisions/s",
                  f"> env() ({env_rate:,.0f})"))
-    rows.append(("plain Python", "all", 1, 1, plain, "decisions/s", "(reference)"))
+    rows.append(("aec env() np", "all", 1, 1, bench_aec(True, s, numpy_player=True),
+                 "decisions/s", "(env() with the numpy player)"))
+    rows.append(("plain Python+obs", "all", 1, 1, plain_obs, "decisions/s",
+                 "(reference: rules, observation, mask)"))
+    rows.append(("plain Python", "all", 1, 1, plain, "decisions/s",
+                 "(reference: rules only)"))
     if not args.aec:
         rows.append(("single", "0", 1, 1, bench_single(s), "learner steps/s", ""))
     for t in args.tables:

@@ -77,7 +77,6 @@ from sichuan_env.state import State
 
 AGENTS = tuple(f"player_{i}" for i in range(4))
 _NO_POINTS = [0.0, 0.0, 0.0, 0.0]  # a step's rewards when nobody paid
-_ROW0 = np.zeros(1, np.intp)
 ENV_NAME = "sichuan_mahjong_v0"
 
 
@@ -228,6 +227,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._zero_mask = np.zeros(N_ACTIONS, np.int8)
         self._action = np.zeros(1, np.int64)  # the step's action, as the engine takes it
         self._encoder: SeatEncoder | None = None  # observations of state_
+        self._stepper: engine.InPlaceStepper | None = None  # steps of state_
+        self._rows: tuple[Any, ...] | None = None  # (state_, its mask row as int8, current, done)
+        self._over = False  # state_.done[0], read after each change
         self._infos: dict[str, dict[str, Any]] | None = None  # built when first read
         self._info_selected: tuple[str, dict[str, Any]] | None = None  # last()'s, kept
         self._to_move = AGENTS[0]  # the engine's seat to act (agent_selection may move on
@@ -248,11 +250,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         else:
             deal_seed = drawn_seed(self._rng)
         dealer = int((options or {}).get("dealer", 0))
-        fresh = engine.reset([deal_seed], self.rules, dealer=dealer)
         if self.state_ is None:
-            self.state_ = fresh
+            self.state_ = engine.reset([deal_seed], self.rules, dealer=dealer)
         else:  # the same State object: the engine's and the encoder's bags stay valid
-            self.state_.put_rows(_ROW0, fresh)
+            engine.redeal(self.state_, [deal_seed], dealer=dealer)
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
@@ -263,9 +264,14 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def _after_change(self) -> None:
         st = self.state_
         assert st is not None
-        # the stored bool mask viewed as 0/1 bytes: one copy gives the int8 mask
-        self._mask8 = st.legal_action_mask[0].view(np.int8).copy()
-        self.agent_selection = self._to_move = AGENTS[st.current[0]]
+        rows = self._rows
+        if rows is None or rows[0] is not st:
+            # the stored bool mask viewed as 0/1 bytes: one copy gives the int8 mask
+            self._rows = rows = (st, st.legal_action_mask[0].view(np.int8), st.current,
+                                 st.done)
+        self._mask8 = rows[1].copy()
+        self.agent_selection = self._to_move = AGENTS[rows[2].item(0)]
+        self._over = rows[3].item(0)  # the match is over
         self._infos = None  # built from the new state when read
         self._info_selected = None
 
@@ -277,7 +283,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         kept = self._info_selected
         if kept is not None and kept[0] == agent:
             return kept[1]
-        if agent == self._to_move and not self.state_.done[0]:
+        if agent == self._to_move and not self._over:
             mask8 = self._mask8
             info = {"legal_moves": mask8.nonzero()[0].tolist(), "action_mask": mask8}
         else:
@@ -303,7 +309,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def selected_mask(self) -> np.ndarray:
         """(88,) int8: the legal actions of ``agent_selection`` (what its observation's
         ``action_mask`` holds; all zeros once the game is over). Do not modify it."""
-        return self._mask8 if not self.state_.done[0] else self._zero_mask
+        return self._mask8 if not self._over else self._zero_mask
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
@@ -317,7 +323,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         """Step the selected ``agent``'s legal action ``a`` (an int, already checked)."""
         self._cumulative_rewards[agent] = 0.0
         self._action[0] = a
-        _, rewards, done = engine.step(self.state_, self._action, inplace=True)
+        stepper = self._stepper
+        if stepper is None or stepper.state is not self.state_:
+            self._stepper = stepper = engine.InPlaceStepper(self.state_)
+        rewards, done = stepper(self._action)
         points = rewards[0].tolist()
         if points == _NO_POINTS:  # most steps: nothing to add up
             self.rewards = dict.fromkeys(AGENTS, 0.0)
@@ -348,7 +357,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if encoder is None or encoder.state is not st:
             self._encoder = encoder = SeatEncoder(st)
         obs = encoder.encode(seat)
-        if agent == self.agent_selection and not st.done[0]:
+        if agent == self.agent_selection and not self._over:
             return {"observation": obs, "action_mask": self._mask8.copy()}
         return {"observation": obs, "action_mask": np.zeros(N_ACTIONS, np.int8)}
 

@@ -140,10 +140,36 @@ def reset(
     if ((dealers < 0) | (dealers > 3)).any():
         raise ValueError(f"dealer must be a seat 0..3, got {dealer}")
     st = empty_state(B, rules)
+    _deal_into(st, seed_list, dealers)
+    return st
+
+
+def _deal_into(st: State, seed_list: list[int], dealers: np.ndarray) -> None:
+    """Deal the first deal of a match from each seed into the blank tables of ``st``."""
+    B = len(seed_list)
     st.key[:] = table_keys(seed_list)
     dealers = np.broadcast_to(dealers.astype(np.int8), (B,)).copy()
-    ek.deal_tables(np.arange(B), dealers, False, *kernel_rule_args(rules), *st.arrays())
-    return st
+    ek.deal_tables(np.arange(B), dealers, False, *kernel_rule_args(st.rules), *st.arrays())
+
+
+def redeal(state: State, seeds: int | Sequence[int] | np.ndarray, *, dealer: int = 0) -> None:
+    """Deal new matches into ``state`` in place: afterwards it holds what
+    ``reset(seeds, state.rules, dealer=dealer)`` returns, in its own arrays (so what was
+    built on them, the in-place step's bag or a ``SeatEncoder``, stays valid; cheaper
+    than ``reset`` and ``put_rows`` for a table dealt again and again)."""
+    seed_list = _check_seeds(seeds)
+    B = state.batch_size
+    if len(seed_list) != B:
+        raise ValueError(f"expected {B} seeds (one per table), got {len(seed_list)}")
+    if type(dealer) is not int or not 0 <= dealer <= 3:
+        raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
+    blanks = _BLANK.get(state.rules)
+    if blanks is None:
+        blanks = _BLANK.put(state.rules, {})
+    blank = blanks.get(B) or blanks.setdefault(B, empty_state(B, state.rules))
+    for dst, src in zip(state.arrays(), blank.arrays(), strict=True):
+        np.copyto(dst, src)
+    _deal_into(state, seed_list, np.array(dealer))
 
 
 def _check_seeds(seeds: Any) -> list[int]:
@@ -267,6 +293,7 @@ class _Recent:
 
 
 _RULE_ARGS = _Recent(8)
+_BLANK = _Recent(4)  # per Rules object: {batch size: a blank State} (for redeal)
 
 
 def kernel_rule_args(rules: Rules) -> tuple[np.ndarray, ...]:
@@ -445,15 +472,46 @@ def step(
         bad = ek.step_serial(acts, validate, autoreset, done, *kernel_rule_args(st.rules), log,
                              log_len, rewards, *st.arrays())
     if bad != -1:
-        if bad == -2:  # pragma: no cover - sized for the rules
-            raise RuntimeError(
-                "engine step log overflow (or automatic moves that did not settle)")
-        _raise_illegal(state, int(bad), int(acts[bad]))
+        _step_failed(state, bad, acts)
     if ledger is not None:
         _to_ledger(ledger, log, log_len)
     if info:
         return st, rewards, done, _step_info(log, log_len)
     return st, rewards, done
+
+
+def _step_failed(state: State, bad: int, acts: np.ndarray) -> None:
+    """Raise for the kernels' answer ``bad`` (-2, or the first illegal table)."""
+    if bad == -2:  # pragma: no cover - sized for the rules
+        raise RuntimeError("engine step log overflow (or automatic moves that did not settle)")
+    _raise_illegal(state, int(bad), int(acts[bad]))
+
+
+class InPlaceStepper:
+    """``step(state, actions, inplace=True)`` of one State again and again, with less
+    work per call (what the AEC env does at each decision): ``actions`` must be a (B,)
+    int64 C-contiguous array (not checked); illegal actions still raise
+    :class:`IllegalActionError` and change nothing. The returned ``(rewards, done)`` are
+    the stepper's own arrays, overwritten by the next call."""
+
+    __slots__ = ("state", "rewards", "done", "_path", "_serial")
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self._path = _IN_PLACE.get(state) or _IN_PLACE.put(state, _InPlace(state))
+        self.rewards = np.zeros((state.batch_size, 4), np.float32)
+        self.done = np.zeros(state.batch_size, bool)
+        self._serial = state.batch_size < PARALLEL_MIN_TABLES  # never threaded
+
+    def __call__(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p = self._path
+        if self._serial:  # the compiled step directly
+            bad = p.run(actions, True, False, self.done, p.log, p.log_len, self.rewards, p.bag)
+        else:
+            bad = p.step(actions, True, False, self.done, self.rewards)
+        if bad != -1:
+            _step_failed(self.state, bad, actions)
+        return self.rewards, self.done
 
 
 def _check_actions(actions: Any, B: int) -> np.ndarray:

@@ -403,6 +403,10 @@ class SeatEncoder:
         self.state = state
         self._tables = state.batch_size
         self._bag = _encoder_bag(state_arrays(state), state.wall, *_rule_scales(state.rules))
+        # the compiled entry point for exactly these types, called without numba's type
+        # dispatch (which costs about as much as the planes of one seat)
+        self._run = _encode_with_bag.compile((numba.typeof(self._bag), types.intp, types.intp,
+                                              numba.typeof(np.empty(OBS_SHAPE, np.float32))))
 
     def __getstate__(self) -> dict[str, State]:  # the bag is rebuilt, not pickled
         return {"state": self.state}
@@ -416,7 +420,10 @@ class SeatEncoder:
             raise ValueError(f"seat must be 0..3 and table 0..{self._tables - 1}, got seat "
                              f"{seat!r}, table {table!r}")
         out = np.empty(OBS_SHAPE, np.float32)
-        _encode_with_bag(self._bag, table, seat, out)
+        if type(seat) is int and type(table) is int:
+            self._run(self._bag, table, seat, out)
+        else:
+            _encode_with_bag(self._bag, table, seat, out)
         return out
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from sichuan_env import engine
 from sichuan_env.engine import IllegalActionError
+from sichuan_env.rules import get_rules
 
 from support.policies import uniform
 
@@ -84,3 +85,45 @@ def test_in_place_steps_of_many_states_interleaved_equal_copying_steps():
                 np.testing.assert_array_equal(x, y)
             for x, y in zip(copied[i].arrays(), inplace[i].arrays(), strict=True):
                 np.testing.assert_array_equal(x, y)
+
+
+def _same_state(a, b) -> None:
+    assert a.rules == b.rules
+    for name, x, y in zip(a._fields[:-1], a.arrays(), b.arrays(), strict=True):
+        assert np.array_equal(x, y), name
+
+
+@pytest.mark.parametrize("dealer", [0, 2])
+def test_redeal_writes_what_reset_returns_into_the_same_arrays(dealer):
+    rules = get_rules("mil", deals_per_match=4)
+    st = engine.reset([3, 4], rules)
+    rng = np.random.default_rng(0)
+    for _ in range(150):  # far into the match, some tables past their first deal
+        st, _, _ = engine.step(st, uniform(st, st.legal_action_mask, rng), inplace=True,
+                               autoreset=True)
+    arrays = [a.ctypes.data for a in st.arrays()]
+    engine.redeal(st, [9, 2**64 - 1], dealer=dealer)
+    _same_state(st, engine.reset([9, 2**64 - 1], rules, dealer=dealer))
+    assert [a.ctypes.data for a in st.arrays()] == arrays
+    with pytest.raises(ValueError, match="expected 2 seeds"):
+        engine.redeal(st, [1])
+    with pytest.raises(ValueError, match="dealer must be a seat"):
+        engine.redeal(st, [1, 2], dealer=4)
+
+
+def test_in_place_stepper_equals_step_and_refuses_illegal_actions():
+    a, b = engine.reset(np.arange(3) + 11), engine.reset(np.arange(3) + 11)
+    stepper = engine.InPlaceStepper(b)
+    rng = np.random.default_rng(1)
+    while not a.done.all():
+        acts = uniform(a, a.legal_action_mask, rng).astype(np.int64)
+        a, rewards, done = engine.step(a, acts, inplace=True)
+        got_rewards, got_done = stepper(acts)
+        assert np.array_equal(rewards, got_rewards) and np.array_equal(done, got_done)
+        _same_state(a, b)
+    st = engine.reset([5])
+    before = st.copy()
+    illegal = np.flatnonzero(~st.legal_action_mask[0])[:1].astype(np.int64)
+    with pytest.raises(IllegalActionError):
+        engine.InPlaceStepper(st)(illegal)
+    _same_state(st, before)
