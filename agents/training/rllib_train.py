@@ -81,13 +81,33 @@ def env_config(args: argparse.Namespace) -> dict[str, Any]:
     return cfg
 
 
+def env_runner_class(args: argparse.Namespace) -> type:
+    """``--sampler``: :class:`sichuan_env.rllib_bulk.BulkEnvRunner` (``bulk``; ``auto``
+    against bots) or :class:`sichuan_env.rllib.SichuanEnvRunner` (``rllib``; ``auto`` in
+    self-play)."""
+    sampler = getattr(args, "sampler", "auto")
+    self_play = "self" in [s.strip() for s in args.opponents.split(",")]
+    if sampler == "auto":
+        sampler = "rllib" if self_play else "bulk"
+    if sampler == "bulk":
+        if self_play:
+            raise ValueError("--sampler bulk needs bot opponents; self-play runs on "
+                             "--sampler rllib")
+        from sichuan_env.rllib_bulk import BulkEnvRunner
+
+        return BulkEnvRunner
+    from sichuan_env.rllib import SichuanEnvRunner
+
+    return SichuanEnvRunner
+
+
 def build_config(args: argparse.Namespace) -> Any:
     """The algorithm config of a run: PPOConfig (``--algo ppo``) or APPOConfig (``--algo
     appo``), see the module docstring."""
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
     from agents.training.rllib_module import module_spec
-    from sichuan_env.rllib import SichuanEnvRunner, SichuanMultiAgentEnv
+    from sichuan_env.rllib import SichuanMultiAgentEnv
 
     algo = getattr(args, "algo", "ppo")
     runners = max(0, int(args.env_runners))
@@ -119,7 +139,7 @@ def build_config(args: argparse.Namespace) -> Any:
         config
         .environment(SichuanMultiAgentEnv, env_config=env_config(args))
         .env_runners(
-            env_runner_cls=SichuanEnvRunner, num_env_runners=runners,
+            env_runner_cls=env_runner_class(args), num_env_runners=runners,
             num_envs_per_env_runner=args.tables, rollout_fragment_length=fragment,
             num_cpus_per_env_runner=1, sample_timeout_s=600.0,
         )
