@@ -271,6 +271,7 @@ class BulkEnvRunner(SichuanEnvRunner):
                     module_id=mid,
                     multi_agent_episode_id=f"{ep_id}-{t0}",
                 )
+                ep.custom_data["table"] = i
                 out.append(ep)
                 ret = float(bulk["ret"][i] + rewards[sl, i].sum(dtype=np.float64))
                 if finished:
