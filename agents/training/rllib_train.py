@@ -3,7 +3,11 @@
 
 Each env runner (a Ray actor, one CPU) holds ``--tables`` tables in one
 :class:`sichuan_env.rllib.SichuanVectorEnv` and steps them batched (the engine, the bots and
-the observation planes); the learner (:class:`agents.training.rllib_module.TilePlanesRLModule`,
+the observation planes); against bots, ``--sampler bulk`` (the default,
+:class:`sichuan_env.rllib_bulk.BulkEnvRunner`) also makes one forward pass per step for all
+tables and builds the episodes from arrays, ``--sampler rllib`` runs RLlib's per-step loop
+(:class:`sichuan_env.rllib.SichuanEnvRunner`, also what self-play uses); the learner
+(:class:`agents.training.rllib_module.TilePlanesRLModule`,
 the SB3 policy's network) runs in the driver, on the GPU with ``--device auto`` when torch
 sees one (``--num-gpus-per-learner``). ``--algo ppo`` (default) alternates: every runner
 samples ``--n-steps`` per table, then the learner makes ``--epochs`` passes. ``--algo
