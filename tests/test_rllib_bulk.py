@@ -192,3 +192,23 @@ def test_bulk_sampler_needs_bot_opponents():
     with pytest.raises(SystemExit) as e:
         train.parse_args(["--backend", "rllib", "--sampler", "bulk", "--opponents", "self"])
     assert e.value.code == 2
+
+
+def test_bulk_greedy_and_random_actions(sampled):
+    """explore=False plays the module's most likely action; random_actions=True a uniform
+    legal one; both legal, both continue the same matches."""
+    from ray.rllib.core.columns import Columns
+
+    runner = sampled[0]
+    for kwargs in ({"explore": False}, {"random_actions": True}):
+        eps = runner.sample(**kwargs)
+        assert sum(len(e) for e in eps) == 8 * 16
+        for e in eps:
+            masks = e.get_observations(slice(0, len(e)))["action_mask"]
+            acts = e.get_actions(slice(0, len(e)))
+            assert (masks[np.arange(len(e)), acts] == 1).all()
+            logits = e.get_extra_model_outputs(Columns.ACTION_DIST_INPUTS, slice(0, len(e)))
+            if kwargs.get("explore") is False:
+                assert (acts == logits.argmax(1)).all()
+            else:
+                assert (logits[masks == 1] == 0).all()
