@@ -5,7 +5,8 @@ three bots played inside the env): the game stays batched from the engine to the
 seeds, same config keys) whose ``sample()`` does not go through RLlib's per-step, per-table
 loop of connectors and ``MultiAgentEpisode.add_env_step`` calls. Per step, for all the
 runner's tables at once: one RLModule forward pass (``forward_exploration``; the action is
-drawn from the module's action distribution over the masked logits, so only legal actions),
+drawn from the module's action distribution over the masked logits, so only legal actions;
+rows with a single legal action skip the pass, their distribution is known),
 one :meth:`~sichuan_env.rllib.TableBatch.apply` (the learner's actions, then the bots
 batched), and the next observations written into preallocated ``(T + 1, N, ...)`` arrays.
 At the end of the call the arrays become RLlib episodes in bulk: one
@@ -197,17 +198,22 @@ class BulkEnvRunner(SichuanEnvRunner):
     def _act(self, mid: Any, obs: np.ndarray, mask: np.ndarray, explore: bool,
              random_actions: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Actions, their log-probabilities and the distribution inputs of module ``mid``
-        for a batch of observations (one forward pass; the module is in eval mode)."""
+        for a batch of observations: one forward pass (the module is in eval mode) over the
+        rows with a choice. A row with one legal action gets it with log-probability 0 and
+        the masked logits 0 / -1e8: the distribution the module's masked logits give
+        there too, so the forward pass is skipped."""
         module = self.module[mid]
         m = torch.from_numpy(mask)
-        if random_actions:  # uniform over the legal actions
-            logits = torch.where(m > 0, 0.0, -1e8)
-        else:
-            batch = {Columns.OBS: {"observations": torch.from_numpy(obs), "action_mask": m}}
+        logits = torch.where(m > 0, 0.0, -1e8)
+        choice = np.flatnonzero(mask.sum(1) > 1) if not random_actions else None
+        if choice is not None and choice.size:
+            sub = torch.from_numpy(choice)
+            batch = {Columns.OBS: {"observations": torch.from_numpy(obs[choice]),
+                                   "action_mask": m[sub]}}
             with torch.no_grad():  # RLlib's forward_exploration less its per-call eval()
                 out = (module._forward_exploration(batch) if explore
                        else module._forward_inference(batch))
-            logits = out[Columns.ACTION_DIST_INPUTS].float()
+            logits[sub] = out[Columns.ACTION_DIST_INPUTS].float()
         if explore or random_actions:
             dist = module.get_exploration_action_dist_cls().from_logits(logits)
             act = dist.sample()
