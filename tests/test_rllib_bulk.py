@@ -212,3 +212,14 @@ def test_bulk_greedy_and_random_actions(sampled):
                 assert (acts == logits.argmax(1)).all()
             else:
                 assert (logits[masks == 1] == 0).all()
+
+
+def test_bulk_runner_whole_episodes_use_rllibs_loop_then_bulk_again():
+    """sample(num_episodes=...) (evaluation) runs the parent's loop; the next bulk call
+    deals fresh tables and samples as before."""
+    runner, _ = _runner(tables=2, n_steps=4)
+    runner.sample()
+    whole = runner.sample(num_episodes=2)
+    assert len(whole) >= 2 and all(e.is_done for e in whole)
+    eps = runner.sample()
+    assert sum(len(e) for e in eps) == 2 * 4 and all(e.t_started == 0 for e in eps)
