@@ -79,6 +79,7 @@ class BulkEnvRunner(SichuanEnvRunner):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._bulk: dict[str, Any] | None = None
+        self._dealt = False  # the runner's seed deals the first tables only
         super().__init__(*args, **kwargs)
 
     def make_env(self) -> None:
@@ -102,7 +103,8 @@ class BulkEnvRunner(SichuanEnvRunner):
         """Deal every table (runner seed as SichuanVectorEnv.reset) and start new episodes."""
         tb = self.env.tables
         n = self.num_envs
-        seed = self._seed if self._bulk is None and self._seed is not None else None
+        seed = None if self._dealt else self._seed
+        self._dealt = True
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2**62))
         tb.rng = np.random.default_rng([int(seed), 3])

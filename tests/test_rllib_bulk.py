@@ -218,8 +218,11 @@ def test_bulk_runner_whole_episodes_use_rllibs_loop_then_bulk_again():
     """sample(num_episodes=...) (evaluation) runs the parent's loop; the next bulk call
     deals fresh tables and samples as before."""
     runner, _ = _runner(tables=2, n_steps=4)
-    runner.sample()
+    first = runner.sample()
     whole = runner.sample(num_episodes=2)
     assert len(whole) >= 2 and all(e.is_done for e in whole)
     eps = runner.sample()
     assert sum(len(e) for e in eps) == 2 * 4 and all(e.t_started == 0 for e in eps)
+    # fresh walls, not the runner's first deal again
+    assert not np.array_equal(first[0].get_observations(0)["observations"],
+                              eps[0].get_observations(0)["observations"])
