@@ -57,6 +57,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--algo", default="ppo",
                    help="rllib: ppo (sample, then learn) or appo (asynchronous: the env "
                         "runners sample while the learner learns) (ppo)")
+    p.add_argument("--sampler", default="auto", choices=["auto", "bulk", "rllib"],
+                   help="rllib: how env runners sample: bulk (all tables stepped as arrays, "
+                        "episodes built at the end; bot opponents only) or rllib (RLlib's "
+                        "per-step loop); auto: bulk against bots, rllib in self-play (auto)")
     p.add_argument("--env-runners", type=int, default=2,
                    help="rllib: env runner processes, one CPU each (2)")
     p.add_argument("--device", default="auto",
@@ -188,6 +192,9 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error(f"--algo must be one of {', '.join(ALGOS)}, got {args.algo!r}")
     if args.algo != "ppo" and args.backend != "rllib":
         p.error(f"--algo {args.algo} needs --backend rllib (the sb3 backend trains ppo)")
+    if args.sampler == "bulk" and args.backend == "rllib" and "self" in args.opponents.split(","):
+        p.error("--sampler bulk plays one learner seat against bots; self-play needs "
+                "--sampler rllib (or auto)")
     if args.backend == "rllib" and args.address is None and args.env_runners > machine_cores():
         p.error(f"--env-runners {args.env_runners} needs {args.env_runners} CPUs, but the "
                 f"local Ray instance gets this machine's {machine_cores()} cores: use "

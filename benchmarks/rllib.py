@@ -24,7 +24,8 @@ With ``--sample-only`` also the env steps per CPU-second of the runner processes
 free cores N runners reach about N times that (it does not depend on other processes'
 load, the wall-clock figure does).
 ``--sample-only`` times the env runners alone (parallel ``sample()`` calls, no learning):
-how rollouts scale with N when the learner is taken out.
+how rollouts scale with N when the learner is taken out. ``--sampler bulk|rllib`` picks
+the env runner (``train.py --sampler``; default ``auto``: bulk against bots).
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ def measure(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> d
         "--batch-size", str(args.batch_size), "--opponents", args.opponents,
         "--num-gpus-per-learner", str(args.gpu), "--imitate", "none", "--seed", "0",
         "--device", "cuda" if args.gpu else "cpu", "--precision", args.precision,
+        "--sampler", args.sampler,
     ])
     load_before = os.getloadavg()[0]
     ray.init(num_cpus=runners + 1, include_dashboard=False, log_to_driver=False,
@@ -109,7 +111,7 @@ def measure(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> d
     else:
         learner_sps = trained / wall
     return {
-        "algo": algo_name, "learner_samples_per_s": round(learner_sps, 1),
+        "algo": algo_name, "sampler": args.sampler, "learner_samples_per_s": round(learner_sps, 1),
         "env_runners": runners, "tables_per_runner": args.tables, "steps": steps,
         "seconds": round(wall, 2), "env_steps_per_s": round(steps / wall, 1),
         "sample_s_per_iter": round(sum(samp_t) / len(samp_t), 3),
@@ -141,7 +143,7 @@ def _sample_only(algo, runners: int, args: argparse.Namespace, load_before: floa
     cpu = cpu_seconds() - cpu0
     algo.stop()
     return {
-        "env_steps_per_runner_cpu_s": round(steps / cpu, 1),
+        "env_steps_per_runner_cpu_s": round(steps / cpu, 1), "sampler": args.sampler,
         "env_runners": runners, "tables_per_runner": args.tables, "steps": steps,
         "seconds": round(wall, 2), "env_steps_per_s": round(steps / wall, 1),
         "sample_s_per_iter": round(wall / args.iterations, 3), "learn_s_per_iter": 0.0,
@@ -168,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=2,
                    help="measure each runner count this many times, alternating; keep the "
                         "best (damps other processes' load) (2)")
+    p.add_argument("--sampler", default="auto", choices=["auto", "bulk", "rllib"],
+                   help="the env runners' sampler (train.py --sampler) (auto)")
     p.add_argument("--sample-only", action="store_true",
                    help="time the env runners' sampling alone (no learning)")
     p.add_argument("--out", default=None, help="write the rows as JSON here")

@@ -1,5 +1,6 @@
 """train.py --backend rllib end to end at a tiny size in a local Ray instance (2 env
-runners), its policy as an agent in the arena and the AEC env, and --resume. Skipped when
+runners; the bulk sampler, the default against bots, unless --sampler rllib), its policy as
+an agent in the arena and the AEC env, and --resume. Skipped when
 Ray RLlib is not installed."""
 
 import json
@@ -136,7 +137,8 @@ def test_weights_set_in_the_learner_reach_the_env_runner():
 
 
 def test_rllib_appo_writes_a_checkpoint_and_a_policy_the_arena_plays(tmp_path):
-    """--algo appo: the asynchronous algorithm on the same masked module, end to end."""
+    """--algo appo: the asynchronous algorithm on the same masked module, end to end (with
+    the bulk sampler, the default against bots)."""
     from agents.arena import run_arena
     from agents.rllib_agent import load_net
 
@@ -157,3 +159,11 @@ def test_rllib_appo_writes_a_checkpoint_and_a_policy_the_arena_plays(tmp_path):
     arena = run_arena([f"rllib:{tmp_path}", "random", "greedy", "random"], deals=8, seed=3,
                       duplicate=True, tables=8)
     assert arena.deals == 8 and np.isfinite(arena.stats[f"rllib:{tmp_path}"]["mean"])
+
+
+def test_rllib_sampler_rllib_still_trains(tmp_path):
+    """--sampler rllib: RLlib's own sampling loop (SichuanEnvRunner) against bots."""
+    stdout = _train(tmp_path, "--sampler", "rllib", "--env-runners", "1", "--total-steps",
+                    "2048", "--eval-every", "0", "--checkpoint-every", "0")
+    assert "trained" in stdout and (tmp_path / "policy.pt").is_file()
+    assert json.loads((tmp_path / "results.json").read_text())["steps"] >= 2048

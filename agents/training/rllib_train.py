@@ -3,7 +3,11 @@
 
 Each env runner (a Ray actor, one CPU) holds ``--tables`` tables in one
 :class:`sichuan_env.rllib.SichuanVectorEnv` and steps them batched (the engine, the bots and
-the observation planes); the learner (:class:`agents.training.rllib_module.TilePlanesRLModule`,
+the observation planes); against bots, ``--sampler bulk`` (the default,
+:class:`sichuan_env.rllib_bulk.BulkEnvRunner`) also makes one forward pass per step for all
+tables and builds the episodes from arrays, ``--sampler rllib`` runs RLlib's per-step loop
+(:class:`sichuan_env.rllib.SichuanEnvRunner`, also what self-play uses); the learner
+(:class:`agents.training.rllib_module.TilePlanesRLModule`,
 the SB3 policy's network) runs in the driver, on the GPU with ``--device auto`` when torch
 sees one (``--num-gpus-per-learner``). ``--algo ppo`` (default) alternates: every runner
 samples ``--n-steps`` per table, then the learner makes ``--epochs`` passes. ``--algo
@@ -81,13 +85,33 @@ def env_config(args: argparse.Namespace) -> dict[str, Any]:
     return cfg
 
 
+def env_runner_class(args: argparse.Namespace) -> type:
+    """``--sampler``: :class:`sichuan_env.rllib_bulk.BulkEnvRunner` (``bulk``; ``auto``
+    against bots) or :class:`sichuan_env.rllib.SichuanEnvRunner` (``rllib``; ``auto`` in
+    self-play)."""
+    sampler = getattr(args, "sampler", "auto")
+    self_play = "self" in [s.strip() for s in args.opponents.split(",")]
+    if sampler == "auto":
+        sampler = "rllib" if self_play else "bulk"
+    if sampler == "bulk":
+        if self_play:
+            raise ValueError("--sampler bulk needs bot opponents; self-play runs on "
+                             "--sampler rllib")
+        from sichuan_env.rllib_bulk import BulkEnvRunner
+
+        return BulkEnvRunner
+    from sichuan_env.rllib import SichuanEnvRunner
+
+    return SichuanEnvRunner
+
+
 def build_config(args: argparse.Namespace) -> Any:
     """The algorithm config of a run: PPOConfig (``--algo ppo``) or APPOConfig (``--algo
     appo``), see the module docstring."""
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
     from agents.training.rllib_module import module_spec
-    from sichuan_env.rllib import SichuanEnvRunner, SichuanMultiAgentEnv
+    from sichuan_env.rllib import SichuanMultiAgentEnv
 
     algo = getattr(args, "algo", "ppo")
     runners = max(0, int(args.env_runners))
@@ -119,7 +143,7 @@ def build_config(args: argparse.Namespace) -> Any:
         config
         .environment(SichuanMultiAgentEnv, env_config=env_config(args))
         .env_runners(
-            env_runner_cls=SichuanEnvRunner, num_env_runners=runners,
+            env_runner_cls=env_runner_class(args), num_env_runners=runners,
             num_envs_per_env_runner=args.tables, rollout_fragment_length=fragment,
             num_cpus_per_env_runner=1, sample_timeout_s=600.0,
         )

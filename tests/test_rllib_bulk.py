@@ -1,0 +1,228 @@
+"""The bulk-sampling env runner (sichuan_env.rllib_bulk): its episodes are valid RLlib
+episodes, replaying their actions in the one-table env gives the same observations, masks
+and rewards (a differential test against sichuan_env.rllib), matches continue across
+sample() calls, and the metrics add up. Skipped when Ray RLlib is not installed."""
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray.rllib")
+
+SEED = 3
+
+
+def _runner(tables: int = 8, n_steps: int = 16, opponents: str = "greedy",
+            seats: str = "0,1,2,3", sampler: str = "bulk"):
+    import train
+    from agents.training.rllib_train import build_config, env_runner_class
+
+    args = train.parse_args([
+        "--backend", "rllib", "--env-runners", "0", "--tables", str(tables), "--n-steps",
+        str(n_steps), "--imitate", "none", "--device", "cpu", "--seed", str(SEED),
+        "--opponents", opponents, "--learner-seats", seats, "--features", "raw",
+        "--sampler", sampler, "--threads", "1"])
+    return env_runner_class(args)(config=build_config(args)), args
+
+
+@pytest.fixture(scope="module")
+def sampled():
+    """Three sample() calls of a bulk runner: 8 tables x 16 steps each, greedy bots."""
+    runner, args = _runner()
+    calls = [runner.sample() for _ in range(3)]
+    metrics = runner.get_metrics()
+    return runner, args, calls, metrics
+
+
+def _chains(calls):
+    """table -> list of matches, each the list of its chunks in order."""
+    chains = defaultdict(list)
+    for eps in calls:
+        for ep in eps:
+            t = ep.custom_data["table"]
+            if chains[t] and chains[t][-1][-1].id_ == ep.id_:
+                chains[t][-1].append(ep)
+            else:
+                chains[t].append([ep])
+    return chains
+
+
+def test_bulk_episodes_are_valid_rllib_episode_chunks(sampled):
+    from ray.rllib.core.columns import Columns
+
+    from sichuan_env.rllib import AGENT_IDS
+
+    runner, _, calls, _ = sampled
+    tb = runner.env.tables
+    for eps in calls:
+        assert sum(len(e) for e in eps) == 8 * 16  # every table stepped 16 times
+        ids = [e.id_ for e in eps]
+        assert len(set(ids)) == len(ids)
+        for e in eps:
+            e.validate()  # RLlib's own check of the buffers' lengths
+            assert e.is_numpy and len(e) >= 1
+            t = e.custom_data["table"]
+            assert e.agent_id == AGENT_IDS[tb.learner[t]] and e.module_id == "learner"
+            assert e.multi_agent_episode_id == f"{e.id_}-{e.t_started}"
+            obs = e.get_observations(slice(0, len(e)))
+            masks = obs["action_mask"]
+            acts = e.get_actions(slice(0, len(e)))
+            assert obs["observations"].shape == (len(e), *tb.observation_space[
+                "observations"].shape)
+            # masks respected: every action was legal where it was taken
+            assert (masks[np.arange(len(e)), acts] == 1).all()
+            logits = e.get_extra_model_outputs(Columns.ACTION_DIST_INPUTS,
+                                               slice(0, len(e)))
+            assert (logits[masks == 0] <= -1e7).all()
+            logp = e.get_extra_model_outputs(Columns.ACTION_LOGP, slice(0, len(e)))
+            z = logits - logits.max(1, keepdims=True)
+            ref = z[np.arange(len(e)), acts] - np.log(np.exp(z).sum(1))
+            np.testing.assert_allclose(logp, ref, atol=1e-5)
+            assert (logp <= 0).all()
+
+
+def test_matches_continue_across_sample_calls(sampled):
+    _, _, calls, _ = sampled
+    continued = 0
+    for matches in _chains(calls).values():
+        for chunks in matches:
+            assert all(not c.is_done for c in chunks[:-1])
+            for a, b in zip(chunks, chunks[1:], strict=False):
+                continued += 1
+                assert b.t_started == a.t_started + len(a)  # same episode, counted on
+                last = a.get_observations(-1)
+                first = b.get_observations(0)
+                assert np.array_equal(last["observations"], first["observations"])
+                assert np.array_equal(last["action_mask"], first["action_mask"])
+            assert chunks[0].t_started == 0
+        assert all(m[-1].is_done for m in matches[:-1])
+    assert continued >= 8  # every table's match at the end of a call went on
+
+
+def test_bulk_replays_in_the_one_table_env_with_the_learner_seats_points(sampled):
+    """Differential: each table's matches, replayed action by action in
+    SichuanMultiAgentEnv (same seed, same bots), give the same observations, masks,
+    rewards and ends; a match's return is the points the engine paid the learner seat."""
+    from agents.training.rllib_train import opponents_factory
+    from sichuan_env.rllib import AGENT_IDS, SichuanMultiAgentEnv
+
+    runner, args, calls, _ = sampled
+    tb = runner.env.tables
+    finished = 0
+    for t, matches in _chains(calls).items():
+        seat = int(tb.learner[t])
+        agent = AGENT_IDS[seat]
+        env = SichuanMultiAgentEnv({"opponents": opponents_factory(args.opponents, SEED),
+                                    "learner_seats": (seat,), "illegal": "raise"})
+        for k, chunks in enumerate(matches):
+            obs, _ = env.reset(seed=SEED + t) if k == 0 else env.reset()
+            pre = float(env.tables.state.scores[0, seat])  # bots' kongs before step 0
+            total = 0.0
+            for c, chunk in enumerate(chunks):
+                o = chunk.get_observations(slice(0, len(chunk) + 1))
+                acts = chunk.get_actions(slice(0, len(chunk)))
+                rews = chunk.get_rewards(slice(0, len(chunk)))
+                for j in range(len(chunk)):
+                    assert list(obs) == [agent]
+                    assert np.array_equal(obs[agent]["observations"], o["observations"][j])
+                    assert np.array_equal(obs[agent]["action_mask"], o["action_mask"][j])
+                    obs, rew, term, _, _ = env.step({agent: int(acts[j])})
+                    expected = rew.get(agent, 0.0) + (pre if c == j == 0 else 0.0)
+                    assert rews[j] == pytest.approx(expected)
+                    total += float(rews[j])
+                    assert term["__all__"] == (chunk.is_done and j == len(chunk) - 1)
+                assert np.array_equal(obs[agent]["observations"], o["observations"][-1])
+            if chunks[-1].is_done:
+                finished += 1
+                assert total == float(env.tables.state.scores[0, seat])
+                assert not obs[agent]["action_mask"].any()
+    assert finished >= 8
+
+
+def test_bulk_metrics_count_steps_episodes_and_returns(sampled):
+    _, _, calls, metrics = sampled
+    from ray.rllib.utils.metrics import (
+        EPISODE_LEN_MEAN,
+        EPISODE_MODULE_RETURN_MEAN,
+        EPISODE_RETURN_MEAN,
+        NUM_ENV_STEPS_SAMPLED_LIFETIME,
+        NUM_EPISODES_LIFETIME,
+        NUM_MODULE_STEPS_SAMPLED_LIFETIME,
+    )
+
+    done = [m for ms in _chains(calls).values() for m in ms if m[-1].is_done]
+    returns = [sum(c.get_return() for c in m) for m in done]
+    lengths = [sum(len(c) for c in m) for m in done]
+    assert metrics[NUM_ENV_STEPS_SAMPLED_LIFETIME].peek() == 3 * 8 * 16
+    assert metrics[NUM_MODULE_STEPS_SAMPLED_LIFETIME]["learner"].peek() == 3 * 8 * 16
+    assert metrics[NUM_EPISODES_LIFETIME].peek() == len(done)
+    assert metrics[EPISODE_RETURN_MEAN].peek() == pytest.approx(np.mean(returns))
+    assert metrics[EPISODE_MODULE_RETURN_MEAN]["learner"].peek() == pytest.approx(
+        np.mean(returns))
+    assert metrics[EPISODE_LEN_MEAN].peek() == pytest.approx(np.mean(lengths))
+
+
+def test_bulk_runner_deals_the_walls_of_the_rllib_runner():
+    """Same seed, same tables: the bulk runner's first observations are those of
+    SichuanEnvRunner (both deal table i from seed + i)."""
+    bulk, _ = _runner(tables=4, n_steps=1)
+    ref, _ = _runner(tables=4, n_steps=1, sampler="rllib")
+    a = sorted(bulk.sample(), key=lambda e: e.custom_data["table"])
+    b = ref.sample()
+    for ea, eb in zip(a, b, strict=True):
+        sa = next(iter(eb.agent_episodes.values()))
+        assert ea.agent_id == sa.agent_id
+        np.testing.assert_array_equal(ea.get_observations(0)["observations"],
+                                      sa.get_observations(0)["observations"])
+
+
+def test_bulk_sampler_needs_bot_opponents():
+    import train
+    from agents.training.rllib_train import env_runner_class
+    from sichuan_env.rllib import SichuanEnvRunner
+    from sichuan_env.rllib_bulk import BulkEnvRunner
+
+    def cls(*extra):
+        return env_runner_class(train.parse_args(["--backend", "rllib", *extra]))
+
+    assert cls() is BulkEnvRunner and cls("--opponents", "greedy") is BulkEnvRunner
+    assert cls("--opponents", "self") is SichuanEnvRunner
+    assert cls("--sampler", "rllib") is SichuanEnvRunner
+    with pytest.raises(SystemExit) as e:
+        train.parse_args(["--backend", "rllib", "--sampler", "bulk", "--opponents", "self"])
+    assert e.value.code == 2
+
+
+def test_bulk_greedy_and_random_actions(sampled):
+    """explore=False plays the module's most likely action; random_actions=True a uniform
+    legal one; both legal, both continue the same matches."""
+    from ray.rllib.core.columns import Columns
+
+    runner = sampled[0]
+    for kwargs in ({"explore": False}, {"random_actions": True}):
+        eps = runner.sample(**kwargs)
+        assert sum(len(e) for e in eps) == 8 * 16
+        for e in eps:
+            masks = e.get_observations(slice(0, len(e)))["action_mask"]
+            acts = e.get_actions(slice(0, len(e)))
+            assert (masks[np.arange(len(e)), acts] == 1).all()
+            logits = e.get_extra_model_outputs(Columns.ACTION_DIST_INPUTS, slice(0, len(e)))
+            if kwargs.get("explore") is False:
+                assert (acts == logits.argmax(1)).all()
+            else:
+                assert (logits[masks == 1] == 0).all()
+
+
+def test_bulk_runner_whole_episodes_use_rllibs_loop_then_bulk_again():
+    """sample(num_episodes=...) (evaluation) runs the parent's loop; the next bulk call
+    deals fresh tables and samples as before."""
+    runner, _ = _runner(tables=2, n_steps=4)
+    first = runner.sample()
+    whole = runner.sample(num_episodes=2)
+    assert len(whole) >= 2 and all(e.is_done for e in whole)
+    eps = runner.sample()
+    assert sum(len(e) for e in eps) == 2 * 4 and all(e.t_started == 0 for e in eps)
+    # fresh walls, not the runner's first deal again
+    assert not np.array_equal(first[0].get_observations(0)["observations"],
+                              eps[0].get_observations(0)["observations"])
