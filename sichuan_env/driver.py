@@ -255,9 +255,10 @@ def play_step(state: State, rows: np.ndarray, agents: Sequence[Any],
     return acts, result
 
 
-#: More tables held than this (waiting for a learner, finished, or not among the rows):
-#: :func:`play_until_learner` plays the moving ones on a copy and writes them back (a held
-#: table still costs the engine its legal mask at every step).
+#: A ``hold_limit`` for :func:`play_until_learner` (what the vector env uses): more tables
+#: held than this (waiting for a learner, finished, or not among the rows), the moving ones
+#: are played on a copy and written back (a held table still costs the engine its legal mask
+#: at every step; a copy costs its own step buffers).
 HOLD_LIMIT = 256
 
 #: What :func:`play_until_learner` calls for finished tables: ``(batch, rows, tables)``.
@@ -268,7 +269,7 @@ def play_until_learner(state: State, seat_agent: np.ndarray, agents: Sequence[An
                        rows: np.ndarray | None = None, rewards: np.ndarray | None = None,
                        names: Sequence[str] | None = None,
                        table_label: TableLabel | None = None,
-                       finished: Finished | None = None,
+                       finished: Finished | None = None, hold_limit: int | None = None,
                        max_moves: int = 100_000) -> np.ndarray:
     """Play the seats that agents play at tables ``rows`` (default: all, in order) until
     each of those tables is finished or waits for a learner seat, with :func:`play_step`;
@@ -284,9 +285,10 @@ def play_until_learner(state: State, seat_agent: np.ndarray, agents: Sequence[An
     are finished: ``finished(batch, rows_in_batch, tables)``, where ``batch`` is ``state``
     or a copy of some of its tables (``tables``: their indices in ``state``); it must start
     a new match on them in ``batch`` (``engine.new_matches``), after which they play on in
-    the same round. Without it a finished table stops. When more than :data:`HOLD_LIMIT`
-    tables of a batch of more than 16 would be held, the moving ones are played on a copy
-    and written back (the same moves and points)."""
+    the same round. Without it a finished table stops. With ``hold_limit`` (e.g.
+    :data:`HOLD_LIMIT`), when more than that many tables of a batch of more than 16 would be
+    held, the moving ones are played on a copy and written back (the same moves and
+    points)."""
     B = state.batch_size
     total = np.zeros((B, 4), np.float64) if rewards is None else rewards
     seat_agent = np.asarray(seat_agent)
@@ -296,12 +298,13 @@ def play_until_learner(state: State, seat_agent: np.ndarray, agents: Sequence[An
     if seat_agent.size and int(seat_agent.max()) >= len(agents):
         raise ValueError(f"seat_agent names agent {int(seat_agent.max())}, but "
                          f"{len(agents)} agents are given")
-    rows = np.arange(B) if rows is None else np.asarray(rows, np.intp)
-    if B == 1 and rows.size == 1 and finished is None:  # one table: nothing to hold
+    if rows is not None:
+        rows = np.asarray(rows, np.intp)
+    if B == 1 and (rows is None or rows.size == 1):  # one table: nothing to hold
         return _play_one_table(state, seat_agent.reshape(-1, 4)[0], agents, total, names,
-                               table_label, max_moves)
+                               table_label, finished, max_moves)
     _play_rounds(state, rows, None, seat_agent, agents, total, names, table_label, finished,
-                 max_moves)
+                 hold_limit, max_moves)
     return total
 
 
@@ -322,25 +325,29 @@ def opponent_seats(opponents: Sequence[Any], learner: np.ndarray) -> tuple[list,
     return agents, pos
 
 
-def _play_rounds(state: State, rows: np.ndarray, tables: np.ndarray | None,
+def _play_rounds(state: State, rows: np.ndarray | None, tables: np.ndarray | None,
                  seat_agent: np.ndarray, agents: Sequence[Any], total: np.ndarray,
                  names: Sequence[str] | None, table_label: TableLabel | None,
-                 finished: Finished | None, max_moves: int) -> None:
-    """:func:`play_until_learner` on ``state``, whose row ``i`` is the caller's table
-    ``tables[i]`` (None: ``i``)."""
+                 finished: Finished | None, hold_limit: int | None, max_moves: int) -> None:
+    """:func:`play_until_learner` on ``rows`` of ``state`` (None: all), whose row ``i`` is
+    the caller's table ``tables[i]`` (None: ``i``)."""
     B = state.batch_size
     label = table_label
     if tables is not None:
         outer = table_label or _default_label
         label = lambda t: outer(int(tables[t]))  # noqa: E731
     per_table = seat_agent.ndim == 2
+    every = np.arange(B) if rows is None else rows
     for _ in range(max_moves):
-        done = state.done[rows]
-        if finished is not None and done.any():
-            ended = rows[done]
-            finished(state, ended, ended if tables is None else tables[ended])
-            done = state.done[rows]
-        live = rows[~done] if done.any() else rows
+        done = state.done if rows is None else state.done[rows]
+        if done.any():
+            if finished is not None:
+                ended = every[done]
+                finished(state, ended, ended if tables is None else tables[ended])
+                done = state.done if rows is None else state.done[rows]
+            live = every[~done] if done.any() else every
+        else:
+            live = every
         seats = state.current[live].astype(np.intp)
         if per_table:
             who = seat_agent[live if tables is None else tables[live], seats]
@@ -352,13 +359,15 @@ def _play_rounds(state: State, rows: np.ndarray, tables: np.ndarray | None,
             return
         if n_moving < live.size:
             live, who = live[moving], who[moving]
-        if B > 16 and B - n_moving > HOLD_LIMIT:  # fewer tables on a copy, written back
+        if hold_limit is not None and B > 16 and B - n_moving > hold_limit:  # on a copy
             sub = state.take(live)
-            _play_rounds(sub, np.arange(n_moving), live if tables is None else tables[live],
-                         seat_agent, agents, total, names, table_label, finished, max_moves)
+            _play_rounds(sub, None, live if tables is None else tables[live], seat_agent,
+                         agents, total, names, table_label, finished, hold_limit, max_moves)
             state.put_rows(live, sub)
             continue
-        _, (_, r, _) = play_step(state, live, agents, who, names=names, table_label=label)
+        one = len(agents) == 1  # every row the one agent's: no split by agent
+        _, (_, r, _) = play_step(state, live, agents, None if one else who, names=names,
+                                 table_label=label)
         if tables is None:
             total += r
         else:
@@ -368,14 +377,19 @@ def _play_rounds(state: State, rows: np.ndarray, tables: np.ndarray | None,
 
 def _play_one_table(state: State, seat_agent: np.ndarray, agents: Sequence[Any],
                     total: np.ndarray, names: Sequence[str] | None,
-                    table_label: TableLabel | None, max_moves: int) -> np.ndarray:
+                    table_label: TableLabel | None, finished: Finished | None,
+                    max_moves: int) -> np.ndarray:
     """:func:`play_until_learner` of a batch of one table (the same choices and steps,
     with less bookkeeping per move)."""
     row = np.zeros(1, np.intp)
     action = np.zeros(1, np.int64)
     for _ in range(max_moves):
         if state.done[0]:
-            return total
+            if finished is None:
+                return total
+            finished(state, row, row)
+            if state.done[0]:
+                return total
         k = int(seat_agent[state.current[0]])
         if k < 0:
             return total

@@ -237,12 +237,21 @@ class TableBatch:
 
     def _play_bots(self, rows: np.ndarray, rewards: np.ndarray) -> np.ndarray:
         """Bots move on tables ``rows`` until each is finished or waits for an agent seat
-        (:func:`sichuan_env.driver.play_until_learner`; their points go to ``rewards``);
-        returns the legal masks of those tables then."""
-        if self.opponents is not None:
-            play_until_learner(self.state, self._seat_bot, self._bots, rows=rows,
-                               rewards=rewards, max_moves=_MAX_BOT_MOVES)
-        return self.state.legal_action_mask[rows]
+        (:func:`sichuan_env.driver.play_until_learner`, on a copy of those tables when they
+        are not all; their points go to ``rewards``); returns their legal masks then."""
+        if self.opponents is None:  # self-play: every seat is an agent's
+            return self.state.legal_action_mask[rows]
+        if rows.size == self.num_tables:
+            play_until_learner(self.state, self._seat_bot, self._bots, rewards=rewards,
+                               max_moves=_MAX_BOT_MOVES)
+            return self.state.legal_action_mask.copy()
+        sub, paid = self.state.take(rows), rewards[rows]
+        play_until_learner(sub, self._seat_bot[rows], self._bots, rewards=paid,
+                           table_label=lambda t: f"table {int(rows[t])}",
+                           max_moves=_MAX_BOT_MOVES)
+        self.state.put_rows(rows, sub)
+        rewards[rows] = paid
+        return sub.legal_action_mask.copy()
 
     # ------------------------------------------------------------------ outputs
     def observe(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:

@@ -86,6 +86,7 @@ except ImportError as _err:  # pragma: no cover - exercised by a subprocess test
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
 from sichuan_env.driver import (
+    HOLD_LIMIT,
     agent_input,
     builtin_random_rng,
     check_actions,
@@ -182,6 +183,7 @@ class SichuanVecEnv(VecEnv):
         self._ep_start = np.zeros(n, np.float64)
         self._actions: np.ndarray | None = None
         self._runners: list[RoundsRunner] = []
+        self._seat_maps: dict[tuple, tuple[list, np.ndarray]] = {}  # opponent_seats per shard
         self._obs_pool: list[np.ndarray] = []  # observation arrays nobody else holds are reused
         self._draw_hint = n * N_ACTIONS * 4  # first block of the random opponents' draws
         self._t0 = time.perf_counter()
@@ -439,7 +441,13 @@ class SichuanVecEnv(VecEnv):
         table waits for its learner (:func:`sichuan_env.driver.play_until_learner`, a
         finished table recorded and restarted before each round); returns the legal masks
         then."""
-        agents, seat_agent = opponent_seats(self.opponents, L)
+        key = (*map(id, self.opponents), L.tobytes())
+        seats = self._seat_maps.get(key)
+        if seats is None:  # the opponents of each table's seats, kept while they stay
+            if len(self._seat_maps) >= len(self._shards):
+                self._seat_maps.clear()
+            seats = self._seat_maps[key] = opponent_seats(self.opponents, L)
+        agents, seat_agent = seats
         paid = np.zeros((st.batch_size, 4), np.float64)
 
         def finished(batch: State, rows: np.ndarray, tables: np.ndarray) -> None:
@@ -448,6 +456,6 @@ class SichuanVecEnv(VecEnv):
             self._finish(batch, rows, L[tables], slots[tables], dones, infos)
 
         play_until_learner(st, seat_agent, agents, rewards=paid, finished=finished,
-                           table_label=lambda t: f"slot {int(slots[t])}")
+                           hold_limit=HOLD_LIMIT, table_label=lambda t: f"slot {int(slots[t])}")
         self._acc[slots] += paid[np.arange(st.batch_size), L]
         return st.legal_action_mask

@@ -433,20 +433,16 @@ def _restart_log(calls):
 
 
 @pytest.mark.parametrize("limit", [2, 10_000])
-def test_play_until_learner_restarts_finished_tables_and_copies_held_ones(limit,
-                                                                          monkeypatch):
+def test_play_until_learner_restarts_finished_tables_and_copies_held_ones(limit):
     """``finished`` sees every finished table before the next round and restarts it,
-    so every table ends waiting for its learner; with more than HOLD_LIMIT tables held the
-    moving ones are played on a copy: the same moves, points and finished tables as
-    without the copy (B > 16)."""
-    import sichuan_env.driver as driver
-
+    so every table ends waiting for its learner; with more than ``hold_limit`` tables
+    held the moving ones are played on a copy: the same moves, points and finished tables
+    as without the copy (B > 16)."""
     B = 24
     learner = np.arange(B) % 4
-    agents, seat_agent = driver.opponent_seats([SeededRandom(3)] * 3, learner)
+    agents, seat_agent = opponent_seats([SeededRandom(3)] * 3, learner)
     results = []
-    for lim in (limit, 10_000):
-        monkeypatch.setattr(driver, "HOLD_LIMIT", lim)
+    for lim in (limit, None):
         st = engine.reset(np.arange(40, 40 + B))
         for a in agents:
             a.rng = np.random.default_rng(3)
@@ -454,7 +450,7 @@ def test_play_until_learner_restarts_finished_tables_and_copies_held_ones(limit,
         for _ in range(60):  # each learner plays its lowest legal action, bots the rest
             acts = np.where(st.done, 0, lowest_legal(st.legal_action_mask))
             paid += engine.step(st, acts, inplace=True)[1]
-            play_until_learner(st, seat_agent, agents, rewards=paid,
+            play_until_learner(st, seat_agent, agents, rewards=paid, hold_limit=lim,
                                finished=_restart_log(calls))
             assert not st.done.any()
             np.testing.assert_array_equal(st.current, learner)
