@@ -60,7 +60,7 @@ from sichuan_env.view import SeatView, seat_view
 __all__ = [
     "NEEDS", "NO_OBSERVATION", "agent_needs", "agent_input", "check_actions", "check_action",
     "choose", "play_step", "agent_label", "input_row", "uniform_legal_actions",
-    "builtin_random_rng", "play_until_learner", "opponent_seats", "HOLD_LIMIT",
+    "builtin_random_rng", "play_until_learner", "opponent_seats", "HOLD_LIMIT", "legal_in",
 ]
 
 #: The values of an agent's ``needs`` attribute.
@@ -121,8 +121,7 @@ def check_actions(actions: Any, masks: np.ndarray, rows: np.ndarray, seats: np.n
     if acts.dtype.kind not in "iu" and n:
         raise ValueError(f"{who} returned {acts.dtype} actions, expected integers")
     acts = acts.astype(np.int64, copy=False)
-    ok = (acts >= 0) & (acts < N_ACTIONS)
-    ok[ok] = masks[np.flatnonzero(ok), acts[ok]]
+    ok = legal_in(acts, masks)
     if not ok.all():
         j = int(np.argmin(ok))
         label = (table_label or _default_label)(int(rows[j]))
@@ -130,6 +129,15 @@ def check_actions(actions: Any, masks: np.ndarray, rows: np.ndarray, seats: np.n
             f"{who} chose illegal action {_action_text(int(acts[j]))} at {label}, seat "
             f"{int(seats[j])}; legal: {_legal_text(masks[j])}")
     return acts
+
+
+def legal_in(actions: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """(n,) bool: ``actions[i]`` (int64) is an action 0..87 that ``masks[i]`` (n, 88)
+    allows (the test :func:`check_actions` makes; callers that replace illegal actions
+    instead of raising use it too)."""
+    ok = (actions >= 0) & (actions < N_ACTIONS)
+    ok[ok] = masks[np.flatnonzero(ok), actions[ok]]
+    return ok
 
 
 def _action_text(a: int) -> str:

@@ -94,7 +94,7 @@ from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
-from sichuan_env.driver import check_actions, opponent_seats, play_until_learner
+from sichuan_env.driver import check_actions, legal_in, opponent_seats, play_until_learner
 from sichuan_env.observation import OBS_SHAPE, encode, observation_bounds
 from sichuan_env.rules import get_rules
 from sichuan_env.state import State
@@ -212,8 +212,7 @@ class TableBatch:
             return
         st = self.state
         actions = np.asarray(actions, np.int64)
-        ok = (actions >= 0) & (actions < N_ACTIONS)
-        ok[ok] = self.mask[rows[ok], actions[ok]]
+        ok = legal_in(actions, self.mask[rows])
         if not ok.all():
             bad = np.flatnonzero(~ok)
             if self.illegal == "raise":  # the driver's one check and message
