@@ -3,19 +3,23 @@ arena, the environments and the terminal play.
 
 ``PATH`` is a run folder (``OUT``, holding ``policy.pt``), a ``policy.pt`` file, or an RLlib
 checkpoint folder (``OUT/checkpoint``, ``OUT/checkpoints/...``; loading one needs Ray).
-``policy.pt`` holds the network's configuration and weights (:func:`save_policy`) and loads
-with torch alone. Observations without the analysis planes are augmented as the network
-expects (:func:`agents.training.features.augment`).
+``policy.pt`` holds the network's configuration, its input layout
+(:mod:`agents.training.layout`) and weights (:func:`save_policy`) and loads with torch
+alone; a file written without a layout, and a checkpoint folder, are read with
+:func:`agents.training.layout.inferred_layout`. Observations without the analysis planes are
+augmented when the layout has them (:func:`agents.training.features.augment`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 from agents.training.features import augment
+from agents.training.layout import check_layout, inferred_layout
 from agents.training.rllib_net import TilePlanesNet
 from sichuan_env.agent import BaseAgent
 
@@ -24,14 +28,24 @@ POLICY_FORMAT = "sichuan-rllib-policy/1"
 MODULE_ID = "learner"
 
 
-def save_policy(net: TilePlanesNet, path: str | Path) -> None:
-    """Write the network's configuration and weights (CPU tensors) to ``path``."""
+def save_policy(net: TilePlanesNet, path: str | Path, layout: dict[str, Any]) -> None:
+    """Write the network's configuration, its input ``layout`` (checked against the
+    network) and weights (CPU tensors) to ``path``."""
+    layout = check_layout(layout, net.config["n_planes"])
     state = {k: v.detach().cpu() for k, v in net.state_dict().items()}
-    torch.save({"format": POLICY_FORMAT, "config": net.config, "state_dict": state}, path)
+    torch.save({"format": POLICY_FORMAT, "config": net.config, "input": layout,
+                "state_dict": state}, path)
 
 
-def load_net(path: str | Path) -> TilePlanesNet:
-    """The network of a run folder, ``policy.pt`` file or RLlib checkpoint folder."""
+def net_layout(net: TilePlanesNet) -> dict[str, Any]:
+    """The layout of a network saved without one (:func:`inferred_layout`)."""
+    n = int(net.config["n_planes"])
+    return inferred_layout(n, n)
+
+
+def load_policy(path: str | Path) -> tuple[TilePlanesNet, dict[str, Any]]:
+    """The network of a run folder, ``policy.pt`` file or RLlib checkpoint folder, and its
+    input layout (saved with it, else :func:`net_layout`)."""
     p = Path(path)
     if p.is_dir() and (p / POLICY_FILE).is_file():
         p = p / POLICY_FILE
@@ -41,7 +55,18 @@ def load_net(path: str | Path) -> TilePlanesNet:
             raise ValueError(f"{p} is not a policy written by train.py --backend rllib")
         net = TilePlanesNet(**data["config"])
         net.load_state_dict(data["state_dict"])
-        return net
+        saved = data.get("input")
+        layout = net_layout(net) if saved is None else check_layout(saved,
+                                                                     net.config["n_planes"])
+        return net, layout
+    return (net := load_net(p)), net_layout(net)
+
+
+def load_net(path: str | Path) -> TilePlanesNet:
+    """The network of a run folder, ``policy.pt`` file or RLlib checkpoint folder."""
+    p = Path(path)
+    if p.is_file() or (p / POLICY_FILE).is_file():
+        return load_policy(p)[0]
     module_dir = p / "learner_group" / "learner" / "rl_module" / MODULE_ID
     if module_dir.is_dir():
         from ray.rllib.core.rl_module.rl_module import RLModule
@@ -55,12 +80,18 @@ def load_net(path: str | Path) -> TilePlanesNet:
 
 class RLlibAgent(BaseAgent):
     """Chooses with a :class:`~agents.training.rllib_net.TilePlanesNet`: the most likely legal
-    action (``deterministic``, the default) or a sample from the masked policy."""
+    action (``deterministic``, the default) or a sample from the masked policy. A network
+    given as an object reads ``layout`` (default :func:`net_layout`)."""
 
     def __init__(self, policy: str | Path | TilePlanesNet, deterministic: bool = True,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, layout: dict[str, Any] | None = None) -> None:
         self.path = None if isinstance(policy, TilePlanesNet) else str(policy)
-        self.net = policy if isinstance(policy, TilePlanesNet) else load_net(policy)
+        if isinstance(policy, TilePlanesNet):
+            self.net = policy
+            self.layout = net_layout(policy) if layout is None else check_layout(
+                layout, policy.config["n_planes"])
+        else:
+            self.net, self.layout = load_policy(policy)
         self.net.eval()
         self.deterministic = deterministic
         self.generator = torch.Generator().manual_seed(0 if seed is None else int(seed))
@@ -71,7 +102,7 @@ class RLlibAgent(BaseAgent):
         if obs.shape[0] == 0:
             return np.zeros(0, np.int64)
         want = self.net.config["n_planes"]
-        if obs.shape[1] != want:
+        if self.layout["analysis"] and obs.shape[1] == self.layout["planes"]:
             obs = augment(obs)
         if obs.shape[1:] != (want, 27):
             raise ValueError(f"the policy expects observations of shape ({want}, 27), got "

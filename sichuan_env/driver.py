@@ -60,7 +60,7 @@ from sichuan_env.view import SeatView, seat_view
 __all__ = [
     "NEEDS", "NO_OBSERVATION", "agent_needs", "agent_input", "check_actions", "check_action",
     "choose", "play_step", "agent_label", "input_row", "uniform_legal_actions",
-    "builtin_random_rng", "play_until_learner",
+    "builtin_random_rng", "play_until_learner", "opponent_seats", "HOLD_LIMIT", "legal_in",
 ]
 
 #: The values of an agent's ``needs`` attribute.
@@ -121,8 +121,7 @@ def check_actions(actions: Any, masks: np.ndarray, rows: np.ndarray, seats: np.n
     if acts.dtype.kind not in "iu" and n:
         raise ValueError(f"{who} returned {acts.dtype} actions, expected integers")
     acts = acts.astype(np.int64, copy=False)
-    ok = (acts >= 0) & (acts < N_ACTIONS)
-    ok[ok] = masks[np.flatnonzero(ok), acts[ok]]
+    ok = legal_in(acts, masks)
     if not ok.all():
         j = int(np.argmin(ok))
         label = (table_label or _default_label)(int(rows[j]))
@@ -130,6 +129,15 @@ def check_actions(actions: Any, masks: np.ndarray, rows: np.ndarray, seats: np.n
             f"{who} chose illegal action {_action_text(int(acts[j]))} at {label}, seat "
             f"{int(seats[j])}; legal: {_legal_text(masks[j])}")
     return acts
+
+
+def legal_in(actions: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """(n,) bool: ``actions[i]`` (int64) is an action 0..87 that ``masks[i]`` (n, 88)
+    allows (the test :func:`check_actions` makes; callers that replace illegal actions
+    instead of raising use it too)."""
+    ok = (actions >= 0) & (actions < N_ACTIONS)
+    ok[ok] = masks[np.flatnonzero(ok), actions[ok]]
+    return ok
 
 
 def _action_text(a: int) -> str:
@@ -255,18 +263,40 @@ def play_step(state: State, rows: np.ndarray, agents: Sequence[Any],
     return acts, result
 
 
+#: A ``hold_limit`` for :func:`play_until_learner` (what the vector env uses): more tables
+#: held than this (waiting for a learner, finished, or not among the rows), the moving ones
+#: are played on a copy and written back (a held table still costs the engine its legal mask
+#: at every step; a copy costs its own step buffers).
+HOLD_LIMIT = 256
+
+#: What :func:`play_until_learner` calls for finished tables: ``(batch, rows, tables)``.
+Finished = Callable[[State, np.ndarray, np.ndarray], None]
+
+
 def play_until_learner(state: State, seat_agent: np.ndarray, agents: Sequence[Any], *,
                        rows: np.ndarray | None = None, rewards: np.ndarray | None = None,
                        names: Sequence[str] | None = None,
                        table_label: TableLabel | None = None,
+                       finished: Finished | None = None, hold_limit: int | None = None,
                        max_moves: int = 100_000) -> np.ndarray:
-    """Play the seats that agents play at tables ``rows`` (default: all) until each of
-    those tables is finished or waits for a learner seat, with :func:`play_step`;
-    returns the (B, 4) float64 points paid meanwhile (added to ``rewards`` when given).
+    """Play the seats that agents play at tables ``rows`` (default: all, in order) until
+    each of those tables is finished or waits for a learner seat, with :func:`play_step`;
+    returns the (B, 4) float64 points paid meanwhile (added to ``rewards``, updated after
+    every round, when given).
 
     ``seat_agent`` is (4,) or (B, 4) int: the index in ``agents`` of the agent playing
     each seat (of each table), -1 for a learner seat, whose decisions the caller makes.
-    Every table moves at once: one ``act_batch`` per agent per round."""
+    Every table moves at once: one ``act_batch`` per agent per round, its rows in table
+    order.
+
+    ``finished`` (optional) is called before each round with the tables of ``rows`` that
+    are finished: ``finished(batch, rows_in_batch, tables)``, where ``batch`` is ``state``
+    or a copy of some of its tables (``tables``: their indices in ``state``); it must start
+    a new match on them in ``batch`` (``engine.new_matches``), after which they play on in
+    the same round. Without it a finished table stops. With ``hold_limit`` (e.g.
+    :data:`HOLD_LIMIT`), when more than that many tables of a batch of more than 16 would be
+    held, the moving ones are played on a copy and written back (the same moves and
+    points)."""
     B = state.batch_size
     total = np.zeros((B, 4), np.float64) if rewards is None else rewards
     seat_agent = np.asarray(seat_agent)
@@ -276,33 +306,98 @@ def play_until_learner(state: State, seat_agent: np.ndarray, agents: Sequence[An
     if seat_agent.size and int(seat_agent.max()) >= len(agents):
         raise ValueError(f"seat_agent names agent {int(seat_agent.max())}, but "
                          f"{len(agents)} agents are given")
-    rows = np.arange(B) if rows is None else np.asarray(rows, np.intp)
-    if B == 1 and seat_agent.ndim == 1 and rows.size == 1:  # one table: nothing to hold
-        return _play_one_table(state, seat_agent, agents, total, names, table_label,
-                               max_moves)
+    if rows is not None:
+        rows = np.asarray(rows, np.intp)
+    if B == 1 and (rows is None or rows.size == 1):  # one table: nothing to hold
+        return _play_one_table(state, seat_agent.reshape(-1, 4)[0], agents, total, names,
+                               table_label, finished, max_moves)
+    _play_rounds(state, rows, None, seat_agent, agents, total, names, table_label, finished,
+                 hold_limit, max_moves)
+    return total
+
+
+def opponent_seats(opponents: Sequence[Any], learner: np.ndarray) -> tuple[list, np.ndarray]:
+    """The ``agents`` and (B, 4) ``seat_agent`` of :func:`play_until_learner` for B tables
+    where seat ``learner[t]`` is the learner's and the three seats after it (in turn
+    order) are played by ``opponents[0]``, ``[1]``, ``[2]``: one agent when the three are
+    the same object, else the three as given (an object given twice is called once per
+    seat position)."""
+    learner = np.asarray(learner, np.intp).reshape(-1)
+    if len(opponents) != 3:
+        raise ValueError(f"opponents: three agents, got {len(opponents)}")
+    if opponents[0] is opponents[1] is opponents[2]:
+        agents, pos = list(opponents[:1]), np.zeros((learner.size, 4), np.intp)
+    else:  # 0..2: the opponent after the learner
+        agents, pos = list(opponents), (np.arange(4) - learner[:, None]) % 4 - 1
+    pos[np.arange(learner.size), learner] = -1
+    return agents, pos
+
+
+def _play_rounds(state: State, rows: np.ndarray | None, tables: np.ndarray | None,
+                 seat_agent: np.ndarray, agents: Sequence[Any], total: np.ndarray,
+                 names: Sequence[str] | None, table_label: TableLabel | None,
+                 finished: Finished | None, hold_limit: int | None, max_moves: int) -> None:
+    """:func:`play_until_learner` on ``rows`` of ``state`` (None: all), whose row ``i`` is
+    the caller's table ``tables[i]`` (None: ``i``)."""
+    B = state.batch_size
+    label = table_label
+    if tables is not None:
+        outer = table_label or _default_label
+        label = lambda t: outer(int(tables[t]))  # noqa: E731
+    per_table = seat_agent.ndim == 2
+    every = np.arange(B) if rows is None else rows
     for _ in range(max_moves):
-        live = rows[~state.done[rows]]
+        done = state.done if rows is None else state.done[rows]
+        if done.any():
+            if finished is not None:
+                ended = every[done]
+                finished(state, ended, ended if tables is None else tables[ended])
+                done = state.done if rows is None else state.done[rows]
+            live = every[~done] if done.any() else every
+        else:
+            live = every
         seats = state.current[live].astype(np.intp)
-        who = seat_agent[seats] if seat_agent.ndim == 1 else seat_agent[live, seats]
+        if per_table:
+            who = seat_agent[live if tables is None else tables[live], seats]
+        else:
+            who = seat_agent[seats]
         moving = who >= 0
-        if not moving.any():
-            return total
-        _, (_, r, _) = play_step(state, live[moving], agents, who[moving], names=names,
-                                 table_label=table_label)
-        total += r
+        n_moving = int(np.count_nonzero(moving))
+        if not n_moving:
+            return
+        if n_moving < live.size:
+            live, who = live[moving], who[moving]
+        if hold_limit is not None and B > 16 and B - n_moving > hold_limit:  # on a copy
+            sub = state.take(live)
+            _play_rounds(sub, None, live if tables is None else tables[live], seat_agent,
+                         agents, total, names, table_label, finished, hold_limit, max_moves)
+            state.put_rows(live, sub)
+            continue
+        one = len(agents) == 1  # every row the one agent's: no split by agent
+        _, (_, r, _) = play_step(state, live, agents, None if one else who, names=names,
+                                 table_label=label)
+        if tables is None:
+            total += r
+        else:
+            total[tables] += r
     raise RuntimeError(f"agents did not reach a learner decision within {max_moves} moves")
 
 
 def _play_one_table(state: State, seat_agent: np.ndarray, agents: Sequence[Any],
                     total: np.ndarray, names: Sequence[str] | None,
-                    table_label: TableLabel | None, max_moves: int) -> np.ndarray:
+                    table_label: TableLabel | None, finished: Finished | None,
+                    max_moves: int) -> np.ndarray:
     """:func:`play_until_learner` of a batch of one table (the same choices and steps,
     with less bookkeeping per move)."""
     row = np.zeros(1, np.intp)
     action = np.zeros(1, np.int64)
     for _ in range(max_moves):
         if state.done[0]:
-            return total
+            if finished is None:
+                return total
+            finished(state, row, row)
+            if state.done[0]:
+                return total
         k = int(seat_agent[state.current[0]])
         if k < 0:
             return total
@@ -311,7 +406,6 @@ def _play_one_table(state: State, seat_agent: np.ndarray, agents: Sequence[Any],
         _, r, _ = engine.step(state, action, inplace=True)
         total += r
     raise RuntimeError(f"agents did not reach a learner decision within {max_moves} moves")
-
 
 
 @njit

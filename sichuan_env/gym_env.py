@@ -45,7 +45,7 @@ from gymnasium import spaces
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
 from sichuan_env.agent import Agent, seat_agents
-from sichuan_env.driver import check_action, play_until_learner
+from sichuan_env.driver import check_action, opponent_seats, play_until_learner
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.observation import OBS_VERSION, SeatEncoder, observation_bounds
 from sichuan_env.render import render_html, render_text
@@ -121,7 +121,7 @@ class SichuanSingleEnv(gym.Env):
         self._encoder: SeatEncoder | None = None  # the learner's observations of state
         self._seats_key: tuple = ()  # (seat, opponents' ids) that _seat_agent was built for
         self._agents: list = []
-        self._seat_agent = np.full(4, -1, np.intp)
+        self._seat_agent = np.full((1, 4), -1, np.intp)
 
     # ------------------------------------------------------------------ API
     def reset(
@@ -195,13 +195,7 @@ class SichuanSingleEnv(gym.Env):
         key = (self.seat, *map(id, self.opponents))
         if self._seats_key != key:  # seat -> opponent, for the driver
             self._seats_key = key
-            self._agents = []
-            self._seat_agent = np.full(4, -1, np.intp)  # -1: the learner's seat
-            for j, a in enumerate(self.opponents):
-                if not any(a is b for b in self._agents):
-                    self._agents.append(a)
-                k = next(i for i, b in enumerate(self._agents) if b is a)
-                self._seat_agent[(self.seat + 1 + j) % 4] = k
+            self._agents, self._seat_agent = opponent_seats(self.opponents, [self.seat])
         paid = play_until_learner(st, self._seat_agent, self._agents, rows=_ROW)
         reward = float(paid[0, self.seat])
         if st.done[0]:

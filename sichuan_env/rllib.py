@@ -94,7 +94,7 @@ from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
-from sichuan_env.driver import check_actions, choose
+from sichuan_env.driver import check_actions, legal_in, opponent_seats, play_until_learner
 from sichuan_env.observation import OBS_SHAPE, encode, observation_bounds
 from sichuan_env.rules import get_rules
 from sichuan_env.state import State
@@ -165,6 +165,8 @@ class TableBatch:
             self.learner = np.array([seats[t % len(seats)] for t in range(n)], np.intp)
             self.agent_seat = np.zeros((n, 4), bool)
             self.agent_seat[np.arange(n), self.learner] = True
+            # the bots of each table's seats (-1: the RLlib seat)
+            self._bots, self._seat_bot = opponent_seats(self.opponents, self.learner)
         self.num_extra_planes = int(config.get("num_features", 0) or 0)
         if self.features is not None and not self.num_extra_planes:
             probe = self.features(np.zeros((1, *OBS_SHAPE), np.float32))
@@ -210,8 +212,7 @@ class TableBatch:
             return
         st = self.state
         actions = np.asarray(actions, np.int64)
-        ok = (actions >= 0) & (actions < N_ACTIONS)
-        ok[ok] = self.mask[rows[ok], actions[ok]]
+        ok = legal_in(actions, self.mask[rows])
         if not ok.all():
             bad = np.flatnonzero(~ok)
             if self.illegal == "raise":  # the driver's one check and message
@@ -234,39 +235,22 @@ class TableBatch:
         self.mask[rows] = self._play_bots(rows, rewards)
 
     def _play_bots(self, rows: np.ndarray, rewards: np.ndarray) -> np.ndarray:
-        """Bots move on tables ``rows`` until each is finished or waits for an agent seat;
-        returns the legal masks of those tables then."""
-        whole = rows.size == self.num_tables
-        sub = self.state if whole else self.state.take(rows)
-        agent_seat = self.agent_seat[rows]
-        learner = self.learner[rows]
-        ar = np.arange(rows.size)
-        for _ in range(_MAX_BOT_MOVES):
-            mask = sub.legal_action_mask.copy()
-            bot = ~sub.done & ~agent_seat[ar, sub.current.astype(np.intp)]
-            idx = np.flatnonzero(bot)
-            if not idx.size:
-                if not whole:
-                    self.state.put_rows(rows, sub)
-                return mask
-            acts = np.zeros(rows.size, np.int64)
-            acts[idx] = self._bot_actions(sub, idx, learner[idx], mask[idx])
-            waiting = ~bot & ~sub.done
-            sub.done[waiting] = True  # the engine leaves finished tables alone
-            _, r, _ = engine.step(sub, acts, inplace=True)
-            sub.done[waiting] = False
-            rewards[rows] += r
-        raise RuntimeError("bots did not reach an agent decision")  # pragma: no cover
-
-    def _bot_actions(self, st: State, rows: np.ndarray, learner: np.ndarray,
-                     mask: np.ndarray) -> np.ndarray:
-        """Actions of the bots to move at tables ``rows`` of ``st`` (masks ``mask``)."""
-        seats = st.current[rows].astype(np.intp)
-        pos = (seats - learner) % 4 - 1  # 0..2: the bot after the learner
-        opps = self.opponents
-        if opps[0] is opps[1] is opps[2]:
-            return choose(st, rows, [opps[0]])
-        return choose(st, rows, list(opps), pos)
+        """Bots move on tables ``rows`` until each is finished or waits for an agent seat
+        (:func:`sichuan_env.driver.play_until_learner`, on a copy of those tables when they
+        are not all; their points go to ``rewards``); returns their legal masks then."""
+        if self.opponents is None:  # self-play: every seat is an agent's
+            return self.state.legal_action_mask[rows]
+        if rows.size == self.num_tables:
+            play_until_learner(self.state, self._seat_bot, self._bots, rewards=rewards,
+                               max_moves=_MAX_BOT_MOVES)
+            return self.state.legal_action_mask.copy()
+        sub, paid = self.state.take(rows), rewards[rows]
+        play_until_learner(sub, self._seat_bot[rows], self._bots, rewards=paid,
+                           table_label=lambda t: f"table {int(rows[t])}",
+                           max_moves=_MAX_BOT_MOVES)
+        self.state.put_rows(rows, sub)
+        rewards[rows] = paid
+        return sub.legal_action_mask.copy()
 
     # ------------------------------------------------------------------ outputs
     def observe(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:

@@ -36,7 +36,14 @@ deal_seed = selfplay_deal_seed
 
 def random_choice(mask: np.ndarray, keys: np.ndarray, counter: np.ndarray) -> np.ndarray:
     """One uniformly random legal action per row, from a hash of (key, counter).
-    Rows with no legal action get 0."""
+    Rows with no legal action get 0.
+
+    Not the uniform chooser of the agents (:class:`~sichuan_env.agent.RandomAgent`,
+    :func:`sichuan_env.driver.uniform_legal_actions`, :mod:`sichuan_env.random_rounds`):
+    those draw from one generator stream shared by the whole batch, so a deal's moves
+    would depend on ``--tables`` and on the deals beside it. Hashing (the deal's key, its
+    decision number) gives every deal its own moves, and the records written so far (the
+    golden digest in tests/test_driver_golden.py) are these draws."""
     n = mask.sum(1)
     with np.errstate(over="ignore"):
         u = splitmix64(keys.astype(_U) ^ splitmix64(counter.astype(_U) * GOLDEN))

@@ -46,15 +46,16 @@ Speed: when every opponent is the built-in :class:`~sichuan_env.agent.RandomAgen
 object, the default), the learners' moves and all the opponents' rounds of an engine
 batch are played in compiled calls (:mod:`sichuan_env.random_rounds`: the same draws,
 moves and generator state as the general path; the call returns only when a match ends).
-Otherwise the engine steps the whole batch in place (the legal masks are kept in the
-state); tables waiting for their learner are marked finished for the duration of an
-opponents' step (the engine ignores finished tables) and restored after; when more than
-``_HOLD_LIMIT`` (256) tables wait, the others are copied into a smaller batch, finished
-there and written back. More than ``SHARD_TABLES`` (1024) tables are kept as several
-engine batches (stepped one after the other), which is faster per table than one huge
-batch. A finished table starts its new match in place. The observation array of a step
-is one returned earlier when nobody holds that one any more (fresh memory of tens of MB
-costs its page faults on every step); an array the caller keeps is never written again.
+Otherwise the opponents play through :func:`sichuan_env.driver.play_until_learner`: the
+engine steps the whole batch in place (the legal masks are kept in the state); tables
+waiting for their learner are held (marked finished for the duration of an opponents'
+step) and, when more than ``driver.HOLD_LIMIT`` (256) wait, the others are copied into a
+smaller batch, finished there and written back. More than ``SHARD_TABLES`` (1024)
+tables are kept as several engine batches (stepped one after the other), which is faster
+per table than one huge batch. A finished table starts its new match in place. The
+observation array of a step is one returned earlier when nobody holds that one any more
+(fresh memory of tens of MB costs its page faults on every step); an array the caller
+keeps is never written again.
 """
 
 from __future__ import annotations
@@ -84,7 +85,14 @@ except ImportError as _err:  # pragma: no cover - exercised by a subprocess test
     ) from _err
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
-from sichuan_env.driver import agent_input, builtin_random_rng, check_actions, choose
+from sichuan_env.driver import (
+    HOLD_LIMIT,
+    agent_input,
+    builtin_random_rng,
+    check_actions,
+    opponent_seats,
+    play_until_learner,
+)
 from sichuan_env.gym_env import opponent_list
 from sichuan_env.observation import (
     OBS_SHAPE,
@@ -106,9 +114,6 @@ from sichuan_env.seeding import opponent_rng, vector_table_seeds
 from sichuan_env.state import State
 from sichuan_env.view import SeatView
 
-# More tables waiting for their learner than this: the others are stepped on a copy (a
-# waiting table is held as finished, which still costs the engine its legal mask).
-_HOLD_LIMIT = 256
 SHARD_TABLES = 1024  # tables per engine batch: larger batches run slower per table (cache)
 
 
@@ -178,6 +183,7 @@ class SichuanVecEnv(VecEnv):
         self._ep_start = np.zeros(n, np.float64)
         self._actions: np.ndarray | None = None
         self._runners: list[RoundsRunner] = []
+        self._seat_maps: dict[tuple, tuple[list, np.ndarray]] = {}  # opponent_seats per shard
         self._obs_pool: list[np.ndarray] = []  # observation arrays nobody else holds are reused
         self._draw_hint = n * N_ACTIONS * 4  # first block of the random opponents' draws
         self._t0 = time.perf_counter()
@@ -363,12 +369,12 @@ class SichuanVecEnv(VecEnv):
             self._obs_pool.append(buf)
         return buf
 
-    def _finish(self, st: State, L: np.ndarray, slots: np.ndarray, rows: np.ndarray,
+    def _finish(self, st: State, rows: np.ndarray, seats: np.ndarray, sl: np.ndarray,
                 dones: np.ndarray, infos: list[dict[str, Any]]) -> None:
-        """Tables ``rows`` of ``st`` (slots ``slots[rows]``) finished their match: record
-        the terminal observation and episode, then start a new match on them."""
-        term = encode(st, L[rows], rows)
-        sl = slots[rows]
+        """Tables ``rows`` of ``st`` (slots ``sl``, learner seats ``seats``) finished their
+        match: record the terminal observation and episode, then start a new match on
+        them."""
+        term = encode(st, seats, rows)
         now = time.perf_counter()
         final = self._acc[sl].copy()
         scores = st.match_scores[rows].tolist()
@@ -415,7 +421,8 @@ class SichuanVecEnv(VecEnv):
                     if status == ALL_WAITING:
                         break
                     if status == FINISHED:
-                        self._finish(st, L, slots, np.flatnonzero(st.done), dones, infos)
+                        done = np.flatnonzero(st.done)
+                        self._finish(st, done, L[done], slots[done], dones, infos)
                     elif status == NO_LEGAL:
                         raise ValueError(f"slot {int(slots[detail])}: the seat to act has no "
                                          "legal action")
@@ -431,42 +438,24 @@ class SichuanVecEnv(VecEnv):
     def _run(self, st: State, L: np.ndarray, slots: np.ndarray, dones: np.ndarray,
              infos: list[dict[str, Any]]) -> np.ndarray:
         """Play opponents on ``st`` (tables = ``slots``, learner seats ``L``) until every
-        table waits for its learner; returns the legal masks then.
+        table waits for its learner (:func:`sichuan_env.driver.play_until_learner`, a
+        finished table recorded and restarted before each round); returns the legal masks
+        then."""
+        key = (*map(id, self.opponents), L.tobytes())
+        seats = self._seat_maps.get(key)
+        if seats is None:  # the opponents of each table's seats, kept while they stay
+            if len(self._seat_maps) >= len(self._shards):
+                self._seat_maps.clear()
+            seats = self._seat_maps[key] = opponent_seats(self.opponents, L)
+        agents, seat_agent = seats
+        paid = np.zeros((st.batch_size, 4), np.float64)
 
-        Each round: the finished tables start a new match, then every table whose seat
-        to act is an opponent gets one move (one ``act_batch`` per opponent agent, the
-        tables in order) and the engine steps them together; the waiting tables are held.
-        """
-        B = st.batch_size
-        ar = np.arange(B)
-        for _ in range(100_000):
-            if st.done.any():
-                self._finish(st, L, slots, np.flatnonzero(st.done), dones, infos)
-            waiting = st.current == L
-            n_held = int(np.count_nonzero(waiting))
-            if n_held == B:
-                return st.legal_action_mask
-            opp = np.flatnonzero(~waiting)
-            if B > 16 and n_held > _HOLD_LIMIT:  # fewer tables on a copy, written back
-                sub = st.take(opp)
-                self._run(sub, L[opp], slots[opp], dones, infos)
-                st.put_rows(opp, sub)
-                continue
-            opps = self.opponents
-            if opps[0] is opps[1] is opps[2]:
-                agents, who = opps[:1], None
-            else:  # 0..2: the opponent after the learner
-                agents, who = opps, (st.current[opp].astype(np.intp) - L[opp]) % 4 - 1
-            acts = choose(st, opp, agents, who, table_label=lambda t: f"slot {int(slots[t])}")
-            full = np.zeros(B, np.int64)
-            full[opp] = acts
-            held = np.flatnonzero(waiting) if n_held else None
-            if held is not None:  # a finished table is left alone by the engine
-                st.done[held] = True
-            try:
-                _, r, _ = engine.step(st, full, inplace=True)
-            finally:
-                if held is not None:
-                    st.done[held] = False
-            self._acc[slots] += r[ar, L]
-        raise RuntimeError("opponents did not reach a learner decision")  # pragma: no cover
+        def finished(batch: State, rows: np.ndarray, tables: np.ndarray) -> None:
+            self._acc[slots[tables]] += paid[tables, L[tables]]
+            paid[tables] = 0.0
+            self._finish(batch, rows, L[tables], slots[tables], dones, infos)
+
+        play_until_learner(st, seat_agent, agents, rewards=paid, finished=finished,
+                           hold_limit=HOLD_LIMIT, table_label=lambda t: f"slot {int(slots[t])}")
+        self._acc[slots] += paid[np.arange(st.batch_size), L]
+        return st.legal_action_mask

@@ -21,6 +21,7 @@ from sichuan_env.driver import (
     check_action,
     check_actions,
     choose,
+    opponent_seats,
     play_step,
     play_until_learner,
 )
@@ -418,6 +419,63 @@ def test_play_until_learner_rows_per_table_seats_and_rewards():
     assert st.done[0] and not st.done[2] and st.current[2] == 0
     assert _same_state(st.take([1]), untouched)
     np.testing.assert_array_equal(acc[0], 1 + st.scores[0])
+
+
+class SeededRandom(RandomAgent):
+    """RandomAgent's draws through its own act_batch (not the compiled fast path)."""
+
+
+def _restart_log(calls):
+    def finished(batch, rows, tables):
+        calls.append((batch.batch_size, rows.tolist(), tables.tolist()))
+        engine.new_matches(batch, rows)
+    return finished
+
+
+@pytest.mark.parametrize("limit", [2, 10_000])
+def test_play_until_learner_restarts_finished_tables_and_copies_held_ones(limit):
+    """``finished`` sees every finished table before the next round and restarts it,
+    so every table ends waiting for its learner; with more than ``hold_limit`` tables
+    held the moving ones are played on a copy: the same moves, points and finished tables
+    as without the copy (B > 16)."""
+    B = 24
+    learner = np.arange(B) % 4
+    agents, seat_agent = opponent_seats([SeededRandom(3)] * 3, learner)
+    results = []
+    for lim in (limit, None):
+        st = engine.reset(np.arange(40, 40 + B))
+        for a in agents:
+            a.rng = np.random.default_rng(3)
+        calls, paid = [], np.zeros((B, 4))
+        for _ in range(60):  # each learner plays its lowest legal action, bots the rest
+            acts = np.where(st.done, 0, lowest_legal(st.legal_action_mask))
+            paid += engine.step(st, acts, inplace=True)[1]
+            play_until_learner(st, seat_agent, agents, rewards=paid, hold_limit=lim,
+                               finished=_restart_log(calls))
+            assert not st.done.any()
+            np.testing.assert_array_equal(st.current, learner)
+        results.append((st, paid, sorted(t for c in calls for t in c[2]), calls))
+    (st, paid, ended, calls), (ref, ref_paid, ref_ended, _) = results
+    assert _same_state(st, ref)
+    np.testing.assert_array_equal(paid, ref_paid)
+    assert ended == ref_ended and len(ended) > B
+    if limit == 2:  # the copies: smaller batches, their rows mapped to the tables
+        assert any(size < B for size, _, _ in calls)
+        assert all(len(r) == len(t) for _, r, t in calls)
+
+
+def test_opponent_seats_one_agent_or_three_positions():
+    a, b, c = RandomAgent(0), RandomAgent(1), RandomAgent(2)
+    agents, seats = opponent_seats([a, a, a], [0, 2])
+    assert agents == [a]
+    np.testing.assert_array_equal(seats, [[-1, 0, 0, 0], [0, 0, -1, 0]])
+    agents, seats = opponent_seats([a, b, a], [3])
+    assert agents == [a, b, a]  # an agent given twice keeps its two positions
+    np.testing.assert_array_equal(seats, [[0, 1, 2, -1]])
+    agents, seats = opponent_seats([a, b, c], np.array([1], np.int8))
+    np.testing.assert_array_equal(seats, [[2, -1, 0, 1]])
+    with pytest.raises(ValueError, match="three agents, got 2"):
+        opponent_seats([a, b], [0])
 
 
 def test_play_until_learner_checks_seat_agent():

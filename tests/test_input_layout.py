@@ -75,3 +75,39 @@ def test_a_snapshot_reads_the_layout_and_adds_the_analysis_planes_itself():
     raw = encode(st, st.current.astype(np.intp))
     acts = snap.act_batch(raw, masks)
     assert masks[np.arange(2), acts].all()
+
+
+def test_rllib_policy_file_carries_its_layout(tmp_path):
+    """``policy.pt`` saves the layout and the agent reads it; a file without one (written
+    before layouts were saved) gets the inferred one; the agent augments bare observation
+    planes only because its layout has the analysis planes."""
+    import numpy as np
+    import torch
+
+    from agents.rllib_agent import RLlibAgent, load_policy, save_policy
+    from agents.training.features import augment
+    from agents.training.rllib_net import TilePlanesNet
+    from sichuan_env import engine
+    from sichuan_env.observation import encode
+
+    torch.manual_seed(0)
+    net = TilePlanesNet(82, features_dim=16, channels=8, hidden=16)
+    save_policy(net, tmp_path / "policy.pt", make_layout(analysis=True))
+    assert load_policy(tmp_path / "policy.pt")[1] == make_layout(analysis=True)
+    with pytest.raises(ValueError, match="adds up to 78 channels but its network reads 82"):
+        save_policy(net, tmp_path / "bad.pt", make_layout(analysis=False))
+    old = torch.load(tmp_path / "policy.pt", weights_only=True)
+    del old["input"]
+    torch.save(old, tmp_path / "old.pt")
+    st = engine.reset([3])
+    obs, mask = encode(st, st.current), st.legal_action_mask
+    for path in ("policy.pt", "old.pt"):
+        agent = RLlibAgent(tmp_path / path)
+        assert agent.layout == make_layout(analysis=True)
+        a = agent.act_batch(obs, mask)
+        np.testing.assert_array_equal(a, agent.act_batch(augment(obs), mask))
+        assert mask[0, a[0]]
+    bare = RLlibAgent(TilePlanesNet(78, features_dim=16, channels=8, hidden=16))
+    assert bare.layout == make_layout(analysis=False)
+    with pytest.raises(ValueError, match=r"expects observations of shape \(78, 27\)"):
+        bare.act_batch(augment(obs), mask)

@@ -158,6 +158,13 @@ def build_config(args: argparse.Namespace) -> Any:
     )
 
 
+def policy_layout(args: argparse.Namespace) -> dict[str, Any]:
+    """The input layout of the network a run trains (saved in ``policy.pt``)."""
+    from agents.training.layout import make_layout
+
+    return make_layout(analysis=args.features == "analysis")
+
+
 def learner_net(algo: Any) -> TilePlanesNet:
     """A CPU copy of the trained module's network."""
     module = algo.learner_group._learner.module[MODULE_ID]
@@ -302,8 +309,8 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
                 algo.save_to_path(str((out / "checkpoints" / f"step_{lifetime}").resolve()))
                 next_ckpt += args.checkpoint_every
             if args.eval_every and steps >= next_eval:
-                res = evaluate(RLlibAgent(learner_net(algo)), args.rules, args.eval_deals,
-                               args.seed + 7)
+                res = evaluate(RLlibAgent(learner_net(algo), layout=policy_layout(args)),
+                               args.rules, args.eval_deals, args.seed + 7)
                 for name, r in res.items():
                     writer.add_scalar(f"eval/ppo_minus_{name}", r["diff_vs_bot"], lifetime)
                 with open(out / "eval.jsonl", "a") as f:
@@ -317,7 +324,7 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
         algo.save_to_path(str((out / "checkpoint").resolve()))
         # from the checkpoint just written: APPO's learner may have updated since
         net = load_net(out / "checkpoint")
-        save_policy(net, out / "policy.pt")
+        save_policy(net, out / "policy.pt", policy_layout(args))
         algo.stop()
     finally:
         writer.close()
@@ -326,7 +333,8 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
     print(f"trained {steps:,} steps in {train_time:.0f} s ({sps:,.0f} env steps/s, learning "
           f"included); saved {out / 'checkpoint'} and {out / 'policy.pt'}", flush=True)
     t1 = time.perf_counter()
-    results = evaluate(RLlibAgent(net), args.rules, args.final_eval_deals, args.seed + 1000)
+    results = evaluate(RLlibAgent(net, layout=policy_layout(args)), args.rules,
+                       args.final_eval_deals, args.seed + 1000)
     print(f"\nfinal evaluation (duplicate arena, {args.final_eval_deals} walls x 4 seatings, "
           f"{time.perf_counter() - t1:.0f} s); 95% confidence intervals")
     print(format_results(results))
