@@ -12,6 +12,7 @@ import pytest
 
 from agents import search_rollout as sr
 from agents.arena import main as arena_main
+from agents.greedy import GreedyAgent
 from agents.rules_bot import RulesAgent
 from agents.search import SearchAgent
 from agents.search_sampler import Known, sample_states
@@ -108,6 +109,44 @@ def test_waits_policy_pungs_only_loose_pairs(mil_positions):
             hand = p.hand[0, int(p.current[0])]
             near = (hand[k - 1] if k % 9 > 0 else 0) + (hand[k + 1] if k % 9 < 8 else 0)
             assert _waits_choice(p) == (PUNG if near == 0 else PASS)
+
+
+@pytest.mark.parametrize("preset, n_tables", [("mil", 24), ("mahjongsoft", 16)])
+def test_greedy_policy_chooses_what_greedy_chooses(preset, n_tables):
+    """The compiled ``greedy`` rollout policy is the Python greedy bot: the same action at
+    every decision of deals played by rules and greedy bots in turn (several hundred
+    decisions with a choice, every decision kind)."""
+    st = engine.reset(np.arange(40, 40 + n_tables), get_rules(preset))
+    bots = [RulesAgent(), GreedyAgent()]
+    python_greedy = GreedyAgent()
+    kinds = {"void": 0, "discard": 0, "void_tile": 0, "own_kong": 0, "pung": 0,
+             "claim_kong": 0, "hu": 0}
+    step = 0
+    while not st.done.all():
+        live = np.flatnonzero(~st.done)
+        masks = st.legal_action_mask[live]
+        want = python_greedy.act_batch(seat_view(st, st.current[live], live), masks)
+        got = sr.choose_actions(st, live, "greedy")
+        assert (got == want).all(), (live[got != want], got[got != want], want[got != want])
+        for i, t in enumerate(live.tolist()):
+            m, ph = masks[i], int(st.phase[t])
+            if m.sum() < 2:
+                continue
+            hand = st.hand[t, int(st.current[t])]
+            vd = int(st.void[t, int(st.current[t])])
+            kinds["void"] += ph == VOID
+            kinds["hu"] += bool(m[HU])
+            kinds["own_kong"] += ph == TURN and bool(m[KONG:PUNG].any())
+            kinds["pung"] += ph == CLAIM and bool(m[PUNG])
+            kinds["claim_kong"] += ph == CLAIM and bool(m[MELDED_KONG])
+            if ph == TURN and vd >= 0:
+                key = "void_tile" if hand[9 * vd:9 * vd + 9].sum() else "discard"
+                kinds[key] += 1
+        acts = np.zeros(st.batch_size, np.int64)
+        acts[live] = choose(st, live, [bots[step % 2]])
+        engine.step(st, acts, inplace=True)
+        step += 1
+    assert sum(kinds.values()) >= 500 and all(v > 0 for v in kinds.values()), kinds
 
 
 @pytest.mark.parametrize("policy", sr.ROLLOUT_POLICIES)
