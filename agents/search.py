@@ -22,16 +22,17 @@ At a decision with a real choice the agent
 A legal Hu is always declared without search (self-drawn or on a discard); decisions with
 one legal action, or one candidate, cost no play-out.
 
-Options (``search?k=64&top=4&rollout=waits``): ``k`` samples per decision (>= 1),
+Options (``search?k=64&top=4&rollout=greedy``): ``k`` samples per decision (>= 1),
 ``top`` candidates at most (>= 1; 1 plays the prior), ``rollout`` the rollout policy
-(``waits`` or ``random``), ``z`` the standard errors by which a candidate must beat the
-prior's choice (>= 0), ``rollouts`` an upper bound on play-outs per decision (``k``
-is lowered to fit; default none), ``seed`` the sampler's generator, ``rules`` the rule
-preset being played (the arena passes it).
+(``greedy``, the greedy bot compiled; ``waits``, a faster heuristic; or ``random``),
+``z`` the standard errors by which a candidate must beat the prior's choice (>= 0),
+``rollouts`` an upper bound on play-outs per decision (``k`` is lowered to fit; default
+none), ``seed`` the sampler's generator, ``rules`` the rule preset being played (the
+arena passes it).
 
 Measure it against three ``rules`` bots in the duplicate arena, with its cost per decision::
 
-    python -m agents.search --agent "search?k=64" --deals 800 --seed 2202 --rules mil
+    python -m agents.search --agent "search?k=64" --deals 800 --seed 7331 --rules mil
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class SearchAgent(BaseAgent):
     needs = "view"
 
     def __init__(self, seed: int | None = None, *, k: int = 64, top: int = 4,
-                 rollout: str = "waits", rollouts: int | None = None, z: float = 1.0,
+                 rollout: str = "greedy", rollouts: int | None = None, z: float = 1.0,
                  rules: str | Rules | None = "mil") -> None:
         self.k = _positive_int("k", k)
         self.top = _positive_int("top", top)

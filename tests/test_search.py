@@ -332,6 +332,12 @@ def test_candidates_start_with_the_prior(mil_positions):
         assert all(p.legal_action_mask[0, a] for a in cand)
 
 
+def test_rollout_option_names_the_policy():
+    assert SearchAgent().rollout == "greedy"  # the default: the greedy bot compiled
+    for name in sr.ROLLOUT_POLICIES:
+        assert make_agent(f"search?rollout={name}&k=2").rollout == name
+
+
 def test_rollout_budget_lowers_samples():
     assert SearchAgent(k=64, rollouts=100).samples_for(4) == 25
     assert SearchAgent(k=8, rollouts=100).samples_for(4) == 8
@@ -344,7 +350,8 @@ def test_rollout_budget_lowers_samples():
     ("search?top=0", "top must be an integer >= 1"),
     ("search?k=2.5", "k must be an integer >= 1, got 2.5"),
     ("search?rollouts=0", "rollouts must be an integer >= 1"),
-    ("search?rollout=nope", "unknown rollout policy 'nope'; known: waits, random"),
+    ("search?rollout=nope", "unknown rollout policy 'nope'; known: waits, random, greedy"),
+    ("search?rollout=", "unknown rollout policy ''"),
     ("search?depth=3", "unexpected keyword argument 'depth'"),
 ])
 def test_bad_options(spec, words, capsys):
