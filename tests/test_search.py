@@ -295,7 +295,7 @@ def test_search_plays_legal_deals_and_counts_its_work():
     agent = make_agent("search?k=4&top=3", seed=0)
     validate_agent(agent, n_deals=2, seed=3)
     assert agent.searched > 0 and agent.playouts >= 2 * 4 * agent.searched // 2
-    assert agent.seconds > 0
+    assert agent.seconds > 0 and agent.cpu_seconds > 0
 
 
 def test_search_takes_hu_and_plays_single_actions_without_search(mil_positions):
@@ -393,7 +393,7 @@ def test_search_command_reports_strength_and_cost(capsys):
     assert main(["--agent", "search?k=4&top=2", "--deals", "4", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "search?k=4&top=2 - rules:" in out and "over 4 deals (1 walls), seed 3" in out
-    assert "s per decision" in out
+    assert "s per decision" in out and "CPU s per decision" in out
 
 
 @pytest.mark.slow
@@ -443,3 +443,18 @@ def test_pick_needs_a_margin_of_z_standard_errors():
     assert agent.pick(noisy) == 0  # +0.125 on average with a large se: keep the prior
     assert SearchAgent(z=0).pick(noisy) == 1  # best mean
     assert agent.pick(np.stack([base, base - 1.0], 1)) == 0
+
+
+def test_playouts_benchmark(capsys):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("playouts", ROOT / "benchmarks/playouts.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--tables", "3", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out] == list(sr.ROLLOUT_POLICIES)
+    assert all("play-outs per CPU-s" in line for line in out)
+    assert bench.main(["--tables", "0"]) == 2
+    assert bench.main(["--rules", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(e.startswith("error: ") for e in err)
