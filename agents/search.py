@@ -22,16 +22,17 @@ At a decision with a real choice the agent
 A legal Hu is always declared without search (self-drawn or on a discard); decisions with
 one legal action, or one candidate, cost no play-out.
 
-Options (``search?k=64&top=4&rollout=waits``): ``k`` samples per decision (>= 1),
+Options (``search?k=64&top=4&rollout=greedy``): ``k`` samples per decision (>= 1),
 ``top`` candidates at most (>= 1; 1 plays the prior), ``rollout`` the rollout policy
-(``waits`` or ``random``), ``z`` the standard errors by which a candidate must beat the
-prior's choice (>= 0), ``rollouts`` an upper bound on play-outs per decision (``k``
-is lowered to fit; default none), ``seed`` the sampler's generator, ``rules`` the rule
-preset being played (the arena passes it).
+(``greedy``, the greedy bot compiled; ``waits``, a faster heuristic; or ``random``),
+``z`` the standard errors by which a candidate must beat the prior's choice (>= 0),
+``rollouts`` an upper bound on play-outs per decision (``k`` is lowered to fit; default
+none), ``seed`` the sampler's generator, ``rules`` the rule preset being played (the
+arena passes it).
 
 Measure it against three ``rules`` bots in the duplicate arena, with its cost per decision::
 
-    python -m agents.search --agent "search?k=64" --deals 800 --seed 2202 --rules mil
+    python -m agents.search --agent "search?k=64" --deals 800 --seed 7331 --rules mil
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class SearchAgent(BaseAgent):
     needs = "view"
 
     def __init__(self, seed: int | None = None, *, k: int = 64, top: int = 4,
-                 rollout: str = "waits", rollouts: int | None = None, z: float = 1.0,
+                 rollout: str = "greedy", rollouts: int | None = None, z: float = 1.0,
                  rules: str | Rules | None = "mil") -> None:
         self.k = _positive_int("k", k)
         self.top = _positive_int("top", top)
@@ -98,7 +99,8 @@ class SearchAgent(BaseAgent):
         self.decisions = 0  # decisions asked (rows of act_batch)
         self.searched = 0  # decisions that ran play-outs
         self.playouts = 0
-        self.seconds = 0.0  # time spent in act_batch
+        self.seconds = 0.0  # wall-clock time spent in act_batch
+        self.cpu_seconds = 0.0  # CPU time of the process spent in act_batch
 
     # ------------------------------------------------------------------ candidates
     def candidates(self, view: SeatView, masks: np.ndarray, prior: np.ndarray) -> list[list[int]]:
@@ -142,6 +144,7 @@ class SearchAgent(BaseAgent):
     # ------------------------------------------------------------------ decisions
     def act_batch(self, views: SeatView, masks: np.ndarray) -> np.ndarray:
         started = time.perf_counter()
+        cpu = time.process_time()
         if not isinstance(views, SeatView):
             raise TypeError(f"{type(self).__name__} reads seat views (needs = 'view'), got "
                             f"{type(views).__name__}")
@@ -156,6 +159,7 @@ class SearchAgent(BaseAgent):
             cands = self.candidates(SeatView(*(f[ask] for f in views)), masks[ask], prior[ask])
             self._search(views, masks, ask, cands, out)
         self.seconds += time.perf_counter() - started
+        self.cpu_seconds += time.process_time() - cpu
         return out
 
     def samples_for(self, n_candidates: int) -> int:
@@ -251,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     per = agent.seconds / max(1, agent.decisions)
     print(f"{agent.decisions} decisions ({agent.searched} searched, {agent.playouts} "
           f"play-outs): {per:.4f} s per decision, "
-          f"{agent.seconds / max(1, agent.searched):.4f} s per searched decision; "
+          f"{agent.seconds / max(1, agent.searched):.4f} s per searched decision "
+          f"({agent.cpu_seconds / max(1, agent.decisions):.4f} CPU s per decision); "
           f"{res.seconds:.0f} s wall, {cpu:.0f} s CPU")
     return 0
 

@@ -27,6 +27,18 @@ Rollout policies (:data:`ROLLOUT_POLICIES`):
 ``random`` -- uniform over the legal actions, drawn from a splitmix64 stream kept in the
 table's ``key`` field (so tables given the same key draw the same numbers).
 
+``greedy`` -- the greedy bot (:class:`agents.greedy.GreedyAgent`) compiled: the same
+action at every decision (tested on every decision of played deals). Void choice: the
+suit whose removal leaves the lowest shanten (ties: the fewest tiles), its most isolated
+single set aside; own turn: Hu; a void-suit tile (most copies first); else the discard of
+lowest shanten, among those the most live effective tiles (kinds that lower the shanten,
+each weighted by its unseen copies), then the most isolated; a kong (the last legal one)
+when its shanten is not above the best discard's; claims: Hu, else a melded kong or a
+pung when the shanten does not rise. Shanten comes from the shanten tables' suit covers
+(``hand_kernels.combine_covers``), counting melds as greedy does (by number, the void
+suit's tiles left out), and waits from ``hand_kernels.wait_bits_of_codes``. It is about
+three times as slow per play-out as ``waits``.
+
 The kernels are cached like the package's own (:mod:`sichuan_env.jit`), in a folder named
 by a hash of this file and the fingerprint of ``sichuan_env``'s sources: they inline the
 engine's step, so a change to either compiles them again.
@@ -58,14 +70,19 @@ from sichuan_env.actions import (
 )
 from sichuan_env.jit import numba_cache_dir, source_fingerprint
 from sichuan_env.state import ANS_PASS, CLAIM, ROB, TURN, VOID, State
-from sichuan_env.vocab import MELD_TILES
+from sichuan_env.tables import load_tables
+from sichuan_env.vocab import MELD_KIND_OF_CODE, MELD_KIND_TILES, MELD_TILES
 
-ROLLOUT_POLICIES = ("waits", "random")
-POLICY_WAITS, POLICY_RANDOM = 0, 1
+ROLLOUT_POLICIES = ("waits", "random", "greedy")
+POLICY_WAITS, POLICY_RANDOM, POLICY_GREEDY = 0, 1, 2
 
 _i = np.int64
 _U = np.uint64
 _TILES_OF_MELD_CODE = MELD_TILES.astype(np.int64)
+_KIND_OF_MELD_CODE = MELD_KIND_OF_CODE.astype(np.int64)
+_TILES_OF_MELD_KIND = MELD_KIND_TILES.astype(np.int64)
+_POW5 = 5 ** np.arange(9, dtype=np.int64)
+NO_SHANTEN = 99
 
 
 def _kernel_dir() -> str:
@@ -260,31 +277,323 @@ def random_action(S, t):
     return PASS
 
 
+# ----------------------------------------------------------------------------- greedy
+
+
+@_njit(inline="always")
+def _iso10(hand, k):
+    """Ten times greedy's isolation of kind ``k`` (``agents.greedy.isolation``), an
+    integer: -10 x (held kinds within two ranks + held kinds within one rank + copies of
+    ``k``) - the rank's distance to a terminal."""
+    r = k % 9
+    base = k - r
+    nb = 0
+    for d in range(-2, 3):
+        j = r + d
+        if 0 <= j < 9 and hand[base + j] > 0:
+            nb += 2 if -1 <= d <= 1 else 1
+    return -10 * (nb + _i(hand[k])) - min(r, 8 - r)
+
+
+@_njit(inline="always")
+def _shanten3(best, cover, c0, c1, c2, n_melds):
+    """Shanten of the hand whose suits have base-5 codes c0, c1, c2 (the void suit's code
+    0) with ``n_melds`` melds, from the plain suit covers (``hand_kernels.shanten`` for a
+    hand whose suits hold no meld: greedy's way of counting melds, see
+    :func:`_greedy_codes`). ``cover``: (3, 12) int64 work space."""
+    for col in range(12):
+        cover[0, col] = best[c0, col]
+        cover[1, col] = best[c1, col]
+        cover[2, col] = best[c2, col]
+    return hk.combine_covers(cover, n_melds)
+
+
+@_njit(inline="always")
+def _shanten_plus(best, cover, codes, vd, k, dk, j, dj, n_melds):
+    """:func:`_shanten3` of ``codes`` with ``dk`` more copies of kind ``k`` and ``dj`` of
+    kind ``j`` (-1: none); the void suit ``vd`` stays at code 0."""
+    c0 = codes[0]
+    c1 = codes[1]
+    c2 = codes[2]
+    for kind, dn in ((k, dk), (j, dj)):
+        if kind < 0 or kind // 9 == vd:
+            continue
+        s = kind // 9
+        step = dn * _POW5[kind % 9]
+        if s == 0:
+            c0 += step
+        elif s == 1:
+            c1 += step
+        else:
+            c2 += step
+    return _shanten3(best, cover, c0, c1, c2, n_melds)
+
+
 @_njit()
-def _play_out(bag, first, policy, done_out, max_steps):
+def _greedy_codes(hand, vd, codes, raw):
+    """Base-5 suit codes of ``hand`` into ``raw`` (3,) and, the void suit's set to 0, into
+    ``codes`` (3,). Like ``agents.greedy.shanten``, shanten is taken with the void suit's
+    tiles left out and the melds counted, not placed (exact for every hand a deal can
+    hold: a seat has chosen its void suit before any meld)."""
+    for s in range(3):
+        c = 0
+        for r in range(9):
+            c += _i(hand[9 * s + r]) * _POW5[r]
+        raw[s] = c
+        codes[s] = 0 if s == vd else c
+
+
+@_njit()
+def _greedy_void(hand, best, cover):
+    """greedy's void choice (``agents.greedy.choose_void``) for ``hand`` (27,)."""
+    raw = np.empty(3, np.int64)
+    codes = np.empty(3, np.int64)
+    _greedy_codes(hand, -1, codes, raw)
+    suit = 0
+    score = 0
+    per = np.zeros(3, np.int64)
+    for s in range(3):
+        for r in range(9):
+            per[s] += hand[9 * s + r]
+        c0 = 0 if s == 0 else raw[0]
+        c1 = 0 if s == 1 else raw[1]
+        c2 = 0 if s == 2 else raw[2]
+        sc = 10 * _shanten3(best, cover, c0, c1, c2, 0) + per[s]
+        if s == 0 or sc < score:
+            score = sc
+            suit = s
+    if per[suit] == 0:
+        a = VOID_SUIT + suit
+    else:
+        pick = -1
+        top = 0
+        for k in range(9 * suit, 9 * suit + 9):
+            if hand[k] > 0:
+                key = _iso10(hand, k) - 20 * _i(hand[k])
+                if pick < 0 or key > top:
+                    pick = k
+                    top = key
+        a = VOID_TILE + pick
+    return a
+
+
+@_njit()
+def _greedy_seen(S, t, seat, mk, live):
+    """What greedy reads of the seat's view (``agents.greedy.Seen``): its meld kinds into
+    ``mk`` (27,) and the copies of each kind it cannot see into ``live`` (27,) (the
+    face-down winning tiles of other seats' self-drawn Hu count as unseen); returns the
+    number of its melds."""
+    n_melds = 0
+    for k in range(27):
+        v = (_i(S.hand[t, seat, k]) + _i(S.live_discards[t, k]) + _i(S.won_tiles[t, k]))
+        for s in range(4):
+            v += _TILES_OF_MELD_KIND[_KIND_OF_MELD_CODE[S.meld[t, s, k]]]
+        live[k] = v
+        mk[k] = _KIND_OF_MELD_CODE[S.meld[t, seat, k]]
+        if mk[k] != 0:
+            n_melds += 1
+    sa = _i(S.set_aside[t, seat])
+    if sa >= 0:
+        live[sa] += 1
+    for r in range(1, 4):
+        a = (seat + r) % 4
+        k = _i(S.hu_tile[t, a])
+        if k >= 0 and S.hu_from[t, a] == a:
+            live[k] -= 1
+    for k in range(27):
+        live[k] = 4 - min(live[k], 4)
+    return n_melds
+
+
+@_njit()
+def _live_effective(S, hand, k, sh, mk, n_melds, vd, live, codes, raw, best, cover):
+    """greedy's live effective tiles (``agents.greedy.effective_tiles`` weighted by the
+    unseen copies) of ``hand`` less one tile of kind ``k``, whose shanten is ``sh``."""
+    total = 0
+    hand[k] -= 1
+    if sh == 0:
+        r0 = raw[0]
+        r1 = raw[1]
+        r2 = raw[2]
+        step = _POW5[k % 9]
+        if k < 9:
+            r0 -= step
+        elif k < 18:
+            r1 -= step
+        else:
+            r2 -= step
+        bits = hk.wait_bits_of_codes(S.packed, S.shift, S.mask, S.mask7, r0, r1, r2,
+                                     _i(n_melds), vd)
+        for j in range(27):
+            if (bits >> j) & 1 and j // 9 != vd and live[j] > 0 and (
+                    _i(hand[j]) + _TILES_OF_MELD_KIND[mk[j]] < 4):
+                total += live[j]
+    else:
+        for j in range(27):
+            if j // 9 == vd or live[j] <= 0 or _i(hand[j]) + _TILES_OF_MELD_KIND[mk[j]] >= 4:
+                continue
+            r = j % 9
+            near = False
+            for d in range(-2, 3):
+                if 0 <= r + d < 9 and hand[j + d] > 0:
+                    near = True
+                    break
+            if near and _shanten_plus(best, cover, codes, vd, k, -1, j, 1, n_melds) < sh:
+                total += live[j]
+    hand[k] += 1
+    return total
+
+
+@_njit()
+def _greedy_turn(S, t, seat, row, best, cover):
+    """greedy's own-turn choice (``agents.greedy.GreedyAgent._turn``)."""
+    if row[HU]:
+        return HU
+    hand = S.hand[t, seat]
+    vd = _i(S.void[t, seat])
+    any_kong = False
+    for k in range(27):
+        if row[KONG + k]:
+            any_kong = True
+    n_disc = 0
+    only = -1
+    for k in range(27):
+        if row[DISCARD + k]:
+            n_disc += 1
+            only = k
+    if n_disc == 1 and not any_kong:
+        return DISCARD + only
+    if vd >= 0 and not any_kong:  # a void-suit tile: the most copies, then isolated
+        pick = -1
+        top = 0
+        for k in range(9 * vd, 9 * vd + 9):
+            if row[DISCARD + k] and hand[k] > 0:
+                key = 1000 * _i(hand[k]) + _iso10(hand, k)
+                if pick < 0 or key > top:
+                    pick = k
+                    top = key
+        if pick >= 0:
+            return DISCARD + pick
+    mk = np.empty(27, np.int64)
+    live = np.empty(27, np.int64)
+    n_melds = _greedy_seen(S, t, seat, mk, live)
+    codes = np.empty(3, np.int64)
+    raw = np.empty(3, np.int64)
+    _greedy_codes(hand, vd, codes, raw)
+    sh = np.full(27, NO_SHANTEN, np.int64)
+    low = NO_SHANTEN
+    for k in range(27):
+        if row[DISCARD + k] and hand[k] > 0:
+            sh[k] = _shanten_plus(best, cover, codes, vd, k, -1, -1, 0, n_melds)
+            low = min(low, sh[k])
+    n_cand = 0
+    for k in range(27):
+        if sh[k] == low and low < NO_SHANTEN:
+            n_cand += 1
+    out = -1
+    top = 0
+    for k in range(27):
+        if low == NO_SHANTEN or sh[k] != low:
+            continue
+        key = _iso10(hand, k)
+        if n_cand > 1:
+            key += 1000 * _live_effective(S, hand, k, low, mk, n_melds, vd, live, codes,
+                                          raw, best, cover)
+        if out < 0 or key > top:
+            out = DISCARD + k
+            top = key
+    for k in range(27):  # a kong when the shanten after it is not higher (the last one)
+        if row[KONG + k]:
+            held = _i(hand[k])
+            drop = held if held == 4 else 1
+            after = _shanten_plus(best, cover, codes, vd, k, -drop, -1, 0,
+                                  n_melds + (1 if mk[k] == 0 else 0))
+            if after <= low:
+                out = KONG + k
+    return out
+
+
+@_njit()
+def _greedy_claim(S, t, seat, row, best, cover):
+    """greedy's answer to a discard or a promoted kong (``GreedyAgent._claim``)."""
+    if row[HU]:
+        return HU
+    out = PASS
+    if row[PUNG] or row[MELDED_KONG]:
+        hand = S.hand[t, seat]
+        vd = _i(S.void[t, seat])
+        k = _i(S.claim_tile[t])
+        n_melds = 0
+        for j in range(27):
+            if S.meld[t, seat, j] != 0:
+                n_melds += 1
+        codes = np.empty(3, np.int64)
+        raw = np.empty(3, np.int64)
+        _greedy_codes(hand, vd, codes, raw)
+        before = _shanten3(best, cover, codes[0], codes[1], codes[2], n_melds)
+        if row[PUNG] and _shanten_plus(best, cover, codes, vd, k, -2, -1, 0,
+                                       n_melds + 1) <= before:
+            out = PUNG
+        if row[MELDED_KONG] and _shanten_plus(best, cover, codes, vd, k, -3, -1, 0,
+                                              n_melds + 1) <= before:
+            out = MELDED_KONG
+    return out
+
+
+@_njit()
+def greedy_action(S, t, best, cover):
+    """The ``greedy`` policy's action for the seat to decide at table ``t`` (``best``:
+    the shanten tables' suit covers; ``cover`` (3, 12) int64 work space)."""
+    seat = _i(S.current[t])
+    row = S.legal_action_mask[t]
+    ph = S.phase[t]
+    a = -1
+    if ph == VOID:
+        a = _greedy_void(S.hand[t, seat], best, cover)
+    elif ph == TURN:
+        a = _greedy_turn(S, t, seat, row, best, cover)
+    elif ph in (CLAIM, ROB):
+        a = _greedy_claim(S, t, seat, row, best, cover)
+    if a < 0 or not row[a]:
+        for b in range(N_ACTIONS):
+            if row[b]:
+                return b
+    return a
+
+
+@_njit()
+def _play_out(bag, first, policy, done_out, max_steps, best):
     S = bag
     B = first.shape[0]
+    cover = np.empty((3, 12), np.int64)
     for t in range(B):
         ek._step_table(S, _i(t), _i(first[t]), False, done_out)
         for _ in range(max_steps):
             if S.done[t]:
                 break
-            a = random_action(S, _i(t)) if policy == POLICY_RANDOM else waits_action(S, _i(t))
+            a = _policy_action(S, _i(t), policy, best, cover)
             ek._step_table(S, _i(t), _i(a), False, done_out)
         if not S.done[t]:
             return t
     return -1
 
 
+@_njit(inline="always")
+def _policy_action(S, t, policy, best, cover):
+    if policy == POLICY_RANDOM:
+        return random_action(S, t)
+    if policy == POLICY_GREEDY:
+        return greedy_action(S, t, best, cover)
+    return waits_action(S, t)
+
+
 @_njit()
-def policy_actions(bag, rows, policy):
+def policy_actions(bag, rows, policy, best):
     """The policy's actions at tables ``rows`` (for the tests)."""
     out = np.empty(rows.shape[0], np.int64)
+    cover = np.empty((3, 12), np.int64)
     for i in range(rows.shape[0]):
-        if policy == POLICY_RANDOM:
-            out[i] = random_action(bag, _i(rows[i]))
-        else:
-            out[i] = waits_action(bag, _i(rows[i]))
+        out[i] = _policy_action(bag, _i(rows[i]), policy, best, cover)
     return out
 
 
@@ -316,6 +625,16 @@ def _bag(state: State) -> Any:
                         *state.arrays())
 
 
+_BEST: list[np.ndarray] = []
+
+
+def _best() -> np.ndarray:
+    """The shanten tables' per-suit covers (what the ``greedy`` policy reads)."""
+    if not _BEST:
+        _BEST.append(np.ascontiguousarray(load_tables()["best"]))
+    return _BEST[0]
+
+
 def policy_code(name: str) -> int:
     """The kernel code of a rollout policy name (``ValueError`` naming the known ones)."""
     if name not in ROLLOUT_POLICIES:
@@ -326,7 +645,7 @@ def policy_code(name: str) -> int:
 def choose_actions(state: State, rows: np.ndarray, policy: str = "waits") -> np.ndarray:
     """(n,) the rollout policy's actions for the seats to decide at tables ``rows``."""
     rows = np.ascontiguousarray(rows, np.int64)
-    return policy_actions(_bag(state), rows, policy_code(policy))
+    return policy_actions(_bag(state), rows, policy_code(policy), _best())
 
 
 def play_out(state: State, first: np.ndarray, policy: str = "waits") -> np.ndarray:
@@ -339,7 +658,7 @@ def play_out(state: State, first: np.ndarray, policy: str = "waits") -> np.ndarr
     if first.shape != (state.batch_size,):
         raise ValueError(f"expected {state.batch_size} first actions, got shape {first.shape}")
     done = np.zeros(state.batch_size, bool)
-    bad = _play_out(_bag(state), first, policy_code(policy), done, 10_000)
+    bad = _play_out(_bag(state), first, policy_code(policy), done, 10_000, _best())
     if bad >= 0:  # pragma: no cover - a deal ends within a few hundred decisions
         raise RuntimeError(f"table {bad} did not finish its deal")
     return state.scores.copy()

@@ -12,6 +12,7 @@ import pytest
 
 from agents import search_rollout as sr
 from agents.arena import main as arena_main
+from agents.greedy import GreedyAgent
 from agents.rules_bot import RulesAgent
 from agents.search import SearchAgent
 from agents.search_sampler import Known, sample_states
@@ -108,6 +109,44 @@ def test_waits_policy_pungs_only_loose_pairs(mil_positions):
             hand = p.hand[0, int(p.current[0])]
             near = (hand[k - 1] if k % 9 > 0 else 0) + (hand[k + 1] if k % 9 < 8 else 0)
             assert _waits_choice(p) == (PUNG if near == 0 else PASS)
+
+
+@pytest.mark.parametrize("preset, n_tables", [("mil", 24), ("mahjongsoft", 16)])
+def test_greedy_policy_chooses_what_greedy_chooses(preset, n_tables):
+    """The compiled ``greedy`` rollout policy is the Python greedy bot: the same action at
+    every decision of deals played by rules and greedy bots in turn (several hundred
+    decisions with a choice, every decision kind)."""
+    st = engine.reset(np.arange(40, 40 + n_tables), get_rules(preset))
+    bots = [RulesAgent(), GreedyAgent()]
+    python_greedy = GreedyAgent()
+    kinds = {"void": 0, "discard": 0, "void_tile": 0, "own_kong": 0, "pung": 0,
+             "claim_kong": 0, "hu": 0}
+    step = 0
+    while not st.done.all():
+        live = np.flatnonzero(~st.done)
+        masks = st.legal_action_mask[live]
+        want = python_greedy.act_batch(seat_view(st, st.current[live], live), masks)
+        got = sr.choose_actions(st, live, "greedy")
+        assert (got == want).all(), (live[got != want], got[got != want], want[got != want])
+        for i, t in enumerate(live.tolist()):
+            m, ph = masks[i], int(st.phase[t])
+            if m.sum() < 2:
+                continue
+            hand = st.hand[t, int(st.current[t])]
+            vd = int(st.void[t, int(st.current[t])])
+            kinds["void"] += ph == VOID
+            kinds["hu"] += bool(m[HU])
+            kinds["own_kong"] += ph == TURN and bool(m[KONG:PUNG].any())
+            kinds["pung"] += ph == CLAIM and bool(m[PUNG])
+            kinds["claim_kong"] += ph == CLAIM and bool(m[MELDED_KONG])
+            if ph == TURN and vd >= 0:
+                key = "void_tile" if hand[9 * vd:9 * vd + 9].sum() else "discard"
+                kinds[key] += 1
+        acts = np.zeros(st.batch_size, np.int64)
+        acts[live] = choose(st, live, [bots[step % 2]])
+        engine.step(st, acts, inplace=True)
+        step += 1
+    assert sum(kinds.values()) >= 500 and all(v > 0 for v in kinds.values()), kinds
 
 
 @pytest.mark.parametrize("policy", sr.ROLLOUT_POLICIES)
@@ -256,7 +295,7 @@ def test_search_plays_legal_deals_and_counts_its_work():
     agent = make_agent("search?k=4&top=3", seed=0)
     validate_agent(agent, n_deals=2, seed=3)
     assert agent.searched > 0 and agent.playouts >= 2 * 4 * agent.searched // 2
-    assert agent.seconds > 0
+    assert agent.seconds > 0 and agent.cpu_seconds > 0
 
 
 def test_search_takes_hu_and_plays_single_actions_without_search(mil_positions):
@@ -293,6 +332,12 @@ def test_candidates_start_with_the_prior(mil_positions):
         assert all(p.legal_action_mask[0, a] for a in cand)
 
 
+def test_rollout_option_names_the_policy():
+    assert SearchAgent().rollout == "greedy"  # the default: the greedy bot compiled
+    for name in sr.ROLLOUT_POLICIES:
+        assert make_agent(f"search?rollout={name}&k=2").rollout == name
+
+
 def test_rollout_budget_lowers_samples():
     assert SearchAgent(k=64, rollouts=100).samples_for(4) == 25
     assert SearchAgent(k=8, rollouts=100).samples_for(4) == 8
@@ -305,7 +350,8 @@ def test_rollout_budget_lowers_samples():
     ("search?top=0", "top must be an integer >= 1"),
     ("search?k=2.5", "k must be an integer >= 1, got 2.5"),
     ("search?rollouts=0", "rollouts must be an integer >= 1"),
-    ("search?rollout=nope", "unknown rollout policy 'nope'; known: waits, random"),
+    ("search?rollout=nope", "unknown rollout policy 'nope'; known: waits, random, greedy"),
+    ("search?rollout=", "unknown rollout policy ''"),
     ("search?depth=3", "unexpected keyword argument 'depth'"),
 ])
 def test_bad_options(spec, words, capsys):
@@ -347,7 +393,7 @@ def test_search_command_reports_strength_and_cost(capsys):
     assert main(["--agent", "search?k=4&top=2", "--deals", "4", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "search?k=4&top=2 - rules:" in out and "over 4 deals (1 walls), seed 3" in out
-    assert "s per decision" in out
+    assert "s per decision" in out and "CPU s per decision" in out
 
 
 @pytest.mark.slow
@@ -397,3 +443,18 @@ def test_pick_needs_a_margin_of_z_standard_errors():
     assert agent.pick(noisy) == 0  # +0.125 on average with a large se: keep the prior
     assert SearchAgent(z=0).pick(noisy) == 1  # best mean
     assert agent.pick(np.stack([base, base - 1.0], 1)) == 0
+
+
+def test_playouts_benchmark(capsys):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("playouts", ROOT / "benchmarks/playouts.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--tables", "3", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out] == list(sr.ROLLOUT_POLICIES)
+    assert all("play-outs per CPU-s" in line for line in out)
+    assert bench.main(["--tables", "0"]) == 2
+    assert bench.main(["--rules", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(e.startswith("error: ") for e in err)
