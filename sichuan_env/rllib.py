@@ -105,14 +105,15 @@ _SEAT = {a: s for s, a in enumerate(AGENT_IDS)}
 _MAX_BOT_MOVES = 10_000
 
 
-def _opponents(spec: Any, seed: int | None = None) -> list | None:
-    """None, or three agents (for the seats after the learner) from the config value."""
+def _opponents(spec: Any, seed: int | None = None, preset: str | None = None) -> list | None:
+    """None, or three agents (for the seats after the learner) from the config value;
+    agents given by spec strings get the rule ``preset`` being played."""
     if spec is None:
         return None
     if isinstance(spec, str):  # agent specs for sichuan_env.agent.make_agent
         from sichuan_env.agent import seat_agents
 
-        built = seat_agents([n.strip() for n in spec.split(",") if n.strip()], seed)
+        built = seat_agents([n.strip() for n in spec.split(",") if n.strip()], seed, preset)
         spec = [built.agents[k] for k in built.seat_agent]
     if callable(spec) and not hasattr(spec, "act_batch"):
         spec = spec()
@@ -149,7 +150,8 @@ class TableBatch:
             raise ValueError(f"illegal must be one of {ILLEGAL_MODES}, got {self.illegal!r}")
         self.illegal_penalty = float(config.get("illegal_penalty", 1.0))
         self.features: Callable[[np.ndarray], np.ndarray] | None = config.get("features")
-        self.opponents = _opponents(config.get("opponents"), config.get("seed"))
+        self.opponents = _opponents(config.get("opponents"), config.get("seed"),
+                                    self.rules.preset)
         seats = config.get("learner_seats", (0, 1, 2, 3))
         seats = (int(seats),) if isinstance(seats, int | np.integer) else tuple(
             int(s) for s in seats)

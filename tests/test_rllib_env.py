@@ -271,3 +271,22 @@ def test_module_weights_round_trip_with_the_sb3_policy():
     other.policy.load_state_dict(to_sb3_state(module.net.state_dict()))
     for k, v in sb3.policy.state_dict().items():
         torch.testing.assert_close(other.policy.state_dict()[k], v)
+
+
+def test_opponents_from_specs_get_the_preset_and_the_shared_seeding():
+    """Opponents named in the env config or by train.py's ``--opponents`` are built like every
+    env's (seat_agents: equal names are one agent, agent_seed seeds) with the preset played."""
+    from agents.training.rllib_train import make_bots
+    from sichuan_env.agent import seat_agents
+    from sichuan_env.rllib import TableBatch
+
+    tables = TableBatch(2, {"rules": "mahjongsoft", "opponents": "search,greedy,search",
+                            "learner_seats": (0,), "seed": 5})
+    first, second, third = tables.opponents
+    assert first is third and second is not first
+    assert first.rules.preset == "mahjongsoft"
+    bots = make_bots("random", 5, "mahjongsoft")
+    assert bots[0] is bots[1] is bots[2]
+    expected = seat_agents(["random"] * 3, 5, "mahjongsoft").agents[0]
+    assert bots[0].rng.integers(1 << 30) == expected.rng.integers(1 << 30)
+    assert make_bots("search", 5, "mahjongsoft")[0].rules.preset == "mahjongsoft"

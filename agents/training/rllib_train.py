@@ -47,17 +47,20 @@ def policy_mapping_fn(agent_id: Any, episode: Any = None, **kwargs: Any) -> str:
     return MODULE_ID
 
 
-def make_bots(spec: str, seed: int) -> list[Any]:
-    """Three bots from ``--opponents`` (one name or three), built in each env runner."""
-    from sichuan_env.agent import make_agent
+def make_bots(spec: str, seed: int, preset: str | None = None) -> list[Any]:
+    """Three bots from ``--opponents`` (one name or three), built in each env runner the
+    way every env builds its opponents (:func:`sichuan_env.agent.seat_agents`: equal names
+    are one bot, seeds by :func:`sichuan_env.seeding.agent_seed`, the rule ``preset``)."""
+    from sichuan_env.agent import seat_agents
 
     names = [s.strip() for s in spec.split(",") if s.strip()]
     if len(names) == 1:
         names = names * 3
-    return [make_agent(name, seed=seed + 101 * i) for i, name in enumerate(names)]
+    built = seat_agents(names, seed, preset)
+    return [built.agents[k] for k in built.seat_agent]
 
 
-def opponents_factory(spec: str, seed: int):
+def opponents_factory(spec: str, seed: int, preset: str | None = None):
     """None for self-play, else a picklable zero-argument callable returning three bots."""
     names = [s.strip() for s in spec.split(",") if s.strip()]
     if len(names) not in (1, 3):
@@ -67,8 +70,8 @@ def opponents_factory(spec: str, seed: int):
             raise ValueError("with --backend rllib, 'self' is self-play at all four seats; "
                              "it cannot be mixed with bots")
         return None
-    make_bots(spec, seed)  # fail here, in the driver, on an unknown name or a missing file
-    return partial(make_bots, spec, seed)
+    make_bots(spec, seed, preset)  # fail here, in the driver, on an unknown name or file
+    return partial(make_bots, spec, seed, preset)
 
 
 def env_config(args: argparse.Namespace) -> dict[str, Any]:
@@ -77,7 +80,7 @@ def env_config(args: argparse.Namespace) -> dict[str, Any]:
     seats = tuple(int(s) for s in args.learner_seats.split(","))
     cfg: dict[str, Any] = {
         "rules": args.rules, "learner_seats": seats, "illegal": "raise",
-        "opponents": opponents_factory(args.opponents, args.seed),
+        "opponents": opponents_factory(args.opponents, args.seed, args.rules),
     }
     if args.features == "analysis":
         cfg["features"] = analysis_planes
@@ -203,9 +206,10 @@ def imitation_warm_start(args: argparse.Namespace,
     from sichuan_env.agent import make_agent
     from sichuan_env.vector import SichuanVecEnv
 
-    teacher = make_agent(args.imitate, seed=args.seed + 999)
+    teacher = make_agent(args.imitate, seed=args.seed + 999, preset=args.rules)
     seats = tuple(int(s) for s in args.learner_seats.split(","))
-    bots = make_bots("random" if args.opponents == "self" else args.opponents, args.seed)
+    bots = make_bots("random" if args.opponents == "self" else args.opponents, args.seed,
+                     args.rules)
     env = SichuanVecEnv(args.tables, rules=args.rules, learner_seats=seats, opponents=bots,
                         seed=args.seed)
     if args.features != "analysis":
