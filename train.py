@@ -30,10 +30,10 @@ learns at the same time (RLlib's asynchronous APPO) instead of PPO's turns; see
 Hardware: ``--device auto`` (the default) puts the learner (SB3's, or RLlib's) on the GPU
 when torch sees one, else on the CPU; ``--threads`` (default: this machine's cores) sets
 torch's threads. A model saved from a GPU learner loads on a machine without one.
-``--precision auto`` (the default) computes the network's convolutions and wide layer in
-bfloat16 while learning (:func:`agents.training.ppo_policy.network_precision`) where the
-hardware does bfloat16 (a CPU with AMX or AVX-512 BF16, a GPU of compute capability 8 or
-later), else in float32; ``fp32`` or ``bf16`` choose. The header line prints the choice
+``--precision bf16`` computes the network's convolutions and wide layer in bfloat16 while
+learning (:func:`agents.training.ppo_policy.network_precision`); ``auto`` does so where the
+hardware computes bfloat16 (a CPU with AMX or AVX-512 BF16, a GPU of compute capability 8
+or later), else float32; the default is ``fp32``. The header line prints the precision
 and the model saves it (``sichuan_precision``); the saved model acts in float32.
 """
 
@@ -127,11 +127,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--imitate-epochs", type=int, default=8,
                    help="passes over each labelled chunk (8)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16"],
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "auto"],
                    help="the network's arithmetic while learning: fp32, bf16 (bfloat16 "
                         "convolutions and wide layer, about 1.7x faster on CPUs with AMX or "
                         "AVX-512 BF16 and on GPUs; the saved model acts in float32), or auto: "
-                        "bf16 where the hardware does it, else fp32 (auto)")
+                        "bf16 where the hardware does it, else fp32 (fp32)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch threads (default: this machine's cores)")
     args = p.parse_args(argv)

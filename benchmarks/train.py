@@ -116,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="auto", help="auto, cpu or cuda (auto)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch threads (default: this machine's cores)")
-    p.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16"],
-                   help="the network's arithmetic (train.py --precision) (auto)")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "auto"],
+                   help="the network's arithmetic (train.py --precision) (fp32)")
     p.add_argument("--iterations", type=int, default=2, help="timed rollouts+updates (2)")
     p.add_argument("--repeats", type=int, default=2, help="keep the best of this many (2)")
     p.add_argument("--out", default=None, help="write the rows as JSON here")

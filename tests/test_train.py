@@ -39,11 +39,8 @@ def test_train_writes_model_checkpoints_logs_and_results(tiny_run):
         assert lo <= r["diff_vs_bot"] <= hi
         assert r["deals"] == 4 * 16
     assert res["steps_per_second"] > 0
-    from agents.training.hardware import resolve_precision
-
-    precision = resolve_precision("auto", {res["args"]["device"]})  # the default, resolved
-    assert res["args"]["precision"] == precision
-    assert f"torch threads, {precision})" in stdout.split("training MaskablePPO")[1]
+    assert res["args"]["precision"] == "fp32"  # the default
+    assert "torch threads, fp32)" in stdout.split("training MaskablePPO")[1]
     imitation = res["imitation"]
     assert imitation["teacher"] == "greedy" and imitation["steps"] >= 1024
     assert 0.0 <= imitation["agreement"] <= 1.0 and imitation["history"]

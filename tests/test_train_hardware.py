@@ -87,11 +87,12 @@ def test_cpu_flags_come_from_proc_cpuinfo():
                                           ({"avx2", "avx512bw"}, "fp32")])
 def test_train_resolves_precision_auto_from_the_cpu_flags(monkeypatch, flags, want):
     monkeypatch.setattr(hardware, "cpu_flags", lambda: frozenset(flags))
-    assert train.parse_args(["--device", "cpu"]).precision == want  # the default is auto
+    assert train.parse_args(["--device", "cpu"]).precision == "fp32"  # the default
     assert train.parse_args(["--device", "cpu", "--precision", "auto"]).precision == want
     assert train.parse_args(["--device", "cpu", "--precision", "fp32"]).precision == "fp32"
     assert train.parse_args(["--device", "cpu", "--precision", "bf16"]).precision == "bf16"
-    rllib = train.parse_args(["--backend", "rllib", "--device", "cpu", "--env-runners", "1"])
+    rllib = train.parse_args(["--backend", "rllib", "--device", "cpu", "--env-runners", "1",
+                              "--precision", "auto"])
     assert rllib.precision == want
 
 
