@@ -100,7 +100,12 @@ def measure(model: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from agents.training.hardware import describe_machine, machine_cores, resolve_device
+    from agents.training.hardware import (
+        describe_machine,
+        machine_cores,
+        resolve_device,
+        resolve_precision,
+    )
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tables", type=int, default=64, help="tables per learner seat (64)")
@@ -111,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="auto", help="auto, cpu or cuda (auto)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch threads (default: this machine's cores)")
-    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "auto"],
                    help="the network's arithmetic (train.py --precision) (fp32)")
     p.add_argument("--iterations", type=int, default=2, help="timed rollouts+updates (2)")
     p.add_argument("--repeats", type=int, default=2, help="keep the best of this many (2)")
@@ -127,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         p.error(str(e))
     args.threads = args.threads or machine_cores()
+    args.precision = resolve_precision(args.precision, {args.device})
     print(describe_machine(), flush=True)
     from agents.training.ppo_policy import network_precision
 
@@ -144,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['load_before']} -> {row['load_after']}", flush=True)
     best = max(rows, key=lambda r: r["env_steps_per_s"])
     print(f"best of {args.repeats}: {best['env_steps_per_s']:,.0f} env steps/s learning "
-          f"included ({best['envs']} envs, learner on {args.device}, {args.threads} threads)")
+          f"included ({best['envs']} envs, learner on {args.device}, {args.threads} threads, "
+          f"{args.precision})")
     if args.out:
         Path(args.out).write_text(json.dumps({"machine": describe_machine(), "best": best,
                                               "runs": rows}, indent=2))

@@ -39,6 +39,8 @@ def test_train_writes_model_checkpoints_logs_and_results(tiny_run):
         assert lo <= r["diff_vs_bot"] <= hi
         assert r["deals"] == 4 * 16
     assert res["steps_per_second"] > 0
+    assert res["args"]["precision"] == "fp32"  # the default
+    assert "torch threads, fp32)" in stdout.split("training MaskablePPO")[1]
     imitation = res["imitation"]
     assert imitation["teacher"] == "greedy" and imitation["steps"] >= 1024
     assert 0.0 <= imitation["agreement"] <= 1.0 and imitation["history"]
@@ -56,6 +58,9 @@ def test_saved_model_is_a_legal_agent(tiny_run):
     out, _ = tiny_run
     agent = PPOAgent(out / "model.zip")
     validate_agent(agent, n_deals=4, seed=5)
+    saved = json.loads((out / "results.json").read_text())["args"]["precision"]
+    assert agent.model.sichuan_precision == saved  # the model says what it learned in
+    assert agent.model.policy.features_extractor.autocast_dtype is None  # acts in float32
     same = make_agent(f"ppo:{out / 'model.zip'}")
     from sichuan_env import engine
     from sichuan_env.observation import encode

@@ -1,6 +1,7 @@
-"""train.py's hardware options: --device, --threads, --algo, --env-runners against the
-cores; bad values fail with one line and exit status 2 before any work (no Ray, no
-training); a model saved by the learner loads on the CPU."""
+"""train.py's hardware options: --device, --threads, --precision (auto: bfloat16 where the
+hardware does it), --algo, --env-runners against the cores; bad values fail with one line
+and exit status 2 before any work (no Ray, no training); a model saved by the learner
+loads on the CPU and acts in float32."""
 
 from __future__ import annotations
 
@@ -12,7 +13,16 @@ import numpy as np
 import pytest
 
 import train
-from agents.training.hardware import describe_machine, machine_cores, machine_info, resolve_device
+from agents.training import hardware
+from agents.training.hardware import (
+    cpu_flags,
+    describe_machine,
+    fast_bf16,
+    machine_cores,
+    machine_info,
+    resolve_device,
+    resolve_precision,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,6 +52,50 @@ def test_threads_default_to_the_machine_cores():
     assert train.parse_args(["--threads", "1"]).threads == 1
 
 
+def test_precision_auto_is_bf16_only_where_the_hardware_does_bfloat16():
+    amx, avx512_bf16 = {"avx2", "avx512bw", "amx_bf16", "amx_tile"}, {"avx512f", "avx512_bf16"}
+    without = {"sse4_2", "avx2", "avx512f", "avx512bw"}  # AVX-512, but no bfloat16 instructions
+    assert resolve_precision("auto", {"cpu"}, flags=amx) == "bf16"
+    assert resolve_precision("auto", {"cpu"}, flags=avx512_bf16) == "bf16"
+    assert resolve_precision("auto", {"cpu"}, flags=without) == "fp32"
+    assert resolve_precision("auto", {"cpu"}, flags=set()) == "fp32"
+    assert resolve_precision("auto", {"cuda"}, gpu_capability=(9, 0)) == "bf16"  # H100/H200
+    assert resolve_precision("auto", {"cuda"}, gpu_capability=(8, 0)) == "bf16"  # A100
+    assert resolve_precision("auto", {"cuda"}, gpu_capability=(7, 5)) == "fp32"  # T4
+    # RLlib: the GPU learner and the env runners' CPU must both be fast
+    assert resolve_precision("auto", {"cuda", "cpu"}, flags=without,
+                             gpu_capability=(9, 0)) == "fp32"
+    assert resolve_precision("auto", {"cuda", "cpu"}, flags=amx, gpu_capability=(9, 0)) == "bf16"
+    for given in ("fp32", "bf16"):  # an explicit choice stands on any hardware
+        assert resolve_precision(given, {"cpu"}, flags=without) == given
+        assert resolve_precision(given, {"cpu"}, flags=amx) == given
+    with pytest.raises(ValueError, match="--precision must be auto, fp32 or bf16"):
+        resolve_precision("fp16", {"cpu"})
+    assert fast_bf16("cpu", flags=amx) and not fast_bf16("cpu", flags=without)
+
+
+def test_cpu_flags_come_from_proc_cpuinfo():
+    flags = cpu_flags()
+    if Path("/proc/cpuinfo").is_file():
+        line = next(x for x in Path("/proc/cpuinfo").read_text().splitlines()
+                    if x.startswith("flags"))
+        assert flags == frozenset(line.split(":", 1)[1].split()) and flags
+    assert fast_bf16("cpu") == bool(flags & {"amx_bf16", "avx512_bf16"})
+
+
+@pytest.mark.parametrize("flags, want", [({"avx2", "amx_bf16"}, "bf16"),
+                                          ({"avx2", "avx512bw"}, "fp32")])
+def test_train_resolves_precision_auto_from_the_cpu_flags(monkeypatch, flags, want):
+    monkeypatch.setattr(hardware, "cpu_flags", lambda: frozenset(flags))
+    assert train.parse_args(["--device", "cpu"]).precision == "fp32"  # the default
+    assert train.parse_args(["--device", "cpu", "--precision", "auto"]).precision == want
+    assert train.parse_args(["--device", "cpu", "--precision", "fp32"]).precision == "fp32"
+    assert train.parse_args(["--device", "cpu", "--precision", "bf16"]).precision == "bf16"
+    rllib = train.parse_args(["--backend", "rllib", "--device", "cpu", "--env-runners", "1",
+                              "--precision", "auto"])
+    assert rllib.precision == want
+
+
 def test_bad_device_algo_threads_and_runners_fail_with_one_line(capsys):
     import torch
 
@@ -53,6 +107,7 @@ def test_bad_device_algo_threads_and_runners_fail_with_one_line(capsys):
     assert "--algo must be one of ppo, appo" in msg and "'dqn'" in msg
     assert "needs --backend rllib" in _fails(capsys, ["--algo", "appo"])
     assert "--threads must be >= 1" in _fails(capsys, ["--threads", "0"])
+    assert "--precision" in _fails(capsys, ["--precision", "fp16"])
     n = machine_cores() + 1
     msg = _fails(capsys, ["--backend", "rllib", "--env-runners", str(n)])
     assert f"--env-runners {n} needs {n} CPUs" in msg
@@ -141,6 +196,36 @@ def test_network_precision_is_bf16_inside_the_block_and_float32_outside():
     assert net.features_extractor.autocast_dtype is None
 
 
+def test_a_model_learned_in_bf16_is_saved_with_its_precision_and_acts_in_float32(tmp_path):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import PPOAgent
+    from agents.training.features import AnalysisVecEnv
+    from agents.training.ppo_policy import network_precision, policy_kwargs
+    from sichuan_env.vector import SichuanVecEnv
+
+    env = AnalysisVecEnv(SichuanVecEnv(2, seed=1))
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, n_epochs=1,
+                        policy_kwargs=policy_kwargs(), seed=1, device="cpu", verbose=0)
+    with network_precision(model.policy, "bf16"):
+        model.learn(16)
+    model.sichuan_precision = "bf16"
+    model.save(tmp_path / "m.zip")
+    agent = PPOAgent(str(tmp_path / "m.zip"))
+    assert agent.model.sichuan_precision == "bf16"
+    extractor = agent.model.policy.features_extractor
+    assert extractor.autocast_dtype is None
+    x = torch.rand(32, *env.observation_space.shape)
+    with torch.no_grad():
+        feats = extractor(x)
+        with network_precision(agent.model.policy, "fp32"):
+            assert torch.equal(feats, extractor(x))
+        with network_precision(agent.model.policy, "bf16"):
+            assert not torch.equal(feats, extractor(x))
+    assert feats.dtype == torch.float32
+
+
 @pytest.mark.slow
 def test_train_with_bf16_learns_and_saves_a_float32_model(tmp_path):
     from agents.ppo import PPOAgent
@@ -154,6 +239,8 @@ def test_train_with_bf16_learns_and_saves_a_float32_model(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     agent = PPOAgent(str(tmp_path / "model.zip"))
     assert agent.model.policy.features_extractor.autocast_dtype is None
+    assert agent.model.sichuan_precision == "bf16"
+    assert "learner on cpu (1 torch threads, bf16)" in proc.stdout
     import json
 
     res = json.loads((tmp_path / "results.json").read_text())

@@ -1,5 +1,6 @@
-"""The machine a training run or a benchmark uses: its cores, the learner's device, and a
-one-line description (CPU model, cores, GPU, library versions) for benchmark reports.
+"""The machine a training run or a benchmark uses: its cores, the learner's device, the
+network's precision, and a one-line description (CPU model, cores, GPU, library versions)
+for benchmark reports.
 
 Imports torch only when asked about a GPU, so command-line checks stay fast.
 """
@@ -8,9 +9,14 @@ from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Iterable
 from importlib import metadata
 
 DEVICES = ("auto", "cpu", "cuda")
+PRECISIONS = ("auto", "fp32", "bf16")
+#: ``/proc/cpuinfo`` flags of CPUs that compute bfloat16 in hardware (AMX tiles or
+#: AVX-512 BF16); elsewhere torch emulates bfloat16, slower than float32.
+BF16_CPU_FLAGS = frozenset({"amx_bf16", "avx512_bf16"})
 
 
 def machine_cores() -> int:
@@ -36,6 +42,46 @@ def resolve_device(device: str) -> str:
         raise ValueError(f"--device cuda: torch {torch.__version__} sees no GPU on this "
                          "machine; use --device cpu or --device auto")
     return "cuda" if has_gpu else "cpu"
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags (the ``flags`` line of ``/proc/cpuinfo``; empty elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:  # pragma: no cover - not on Linux
+        pass
+    return frozenset()
+
+
+def fast_bf16(device: str, flags: Iterable[str] | None = None,
+              gpu_capability: tuple[int, int] | None = None) -> bool:
+    """Whether ``device`` (``cpu`` or ``cuda``) computes bfloat16 in hardware: a CPU with
+    one of :data:`BF16_CPU_FLAGS` (``flags``; default :func:`cpu_flags`), a GPU of compute
+    capability 8.0 or later (``gpu_capability``; default torch's answer for GPU 0)."""
+    if device == "cuda":
+        if gpu_capability is None:
+            import torch
+
+            gpu_capability = torch.cuda.get_device_capability(0)
+        return gpu_capability[0] >= 8
+    return bool(BF16_CPU_FLAGS & frozenset(cpu_flags() if flags is None else flags))
+
+
+def resolve_precision(precision: str, devices: Iterable[str], flags: Iterable[str] | None = None,
+                      gpu_capability: tuple[int, int] | None = None) -> str:
+    """``auto`` -> ``bf16`` when every device in ``devices`` (where the network computes:
+    the learner's, and the CPU of RLlib's env runners) does bfloat16 in hardware
+    (:func:`fast_bf16`), else ``fp32``; ``fp32`` and ``bf16`` as given. ValueError for an
+    unknown name."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"--precision must be auto, fp32 or bf16, got {precision!r}")
+    if precision != "auto":
+        return precision
+    fast = all(fast_bf16(d, flags, gpu_capability) for d in set(devices))
+    return "bf16" if fast else "fp32"
 
 
 def cpu_model() -> str:
