@@ -40,7 +40,7 @@ class ReferenceVecEnv(SichuanVecEnv):
         while True:
             fin = np.flatnonzero(st.done)
             if fin.size:
-                self._finish(st, L, slots, fin, dones, infos)
+                self._finish(st, fin, L[fin], slots[fin], dones, infos)
             opp = np.flatnonzero(st.current != L)
             if not opp.size:
                 return st.legal_action_mask
@@ -97,7 +97,7 @@ def _assert_same(a: list[Any], b: list[Any]) -> None:
 @pytest.mark.parametrize("hold_limit", [0, 5, 256])
 def test_random_opponents_same_as_reference(monkeypatch, seats, hold_limit) -> None:
     """Default (seeded) random opponents through the compiled choice and sub-batches."""
-    monkeypatch.setattr(vector, "_HOLD_LIMIT", hold_limit)
+    monkeypatch.setattr(vector, "HOLD_LIMIT", hold_limit)
     rules = get_rules("mil", deals_per_match=2) if seats == (1, 3) else get_rules("mil")
     fast = SichuanVecEnv(24, rules=rules, learner_seats=seats, seed=3)
     ref = ReferenceVecEnv(24, rules=rules, learner_seats=seats, seed=3)
@@ -107,7 +107,7 @@ def test_random_opponents_same_as_reference(monkeypatch, seats, hold_limit) -> N
 def test_other_opponents_same_as_reference(monkeypatch) -> None:
     """Three different agents per position (the general path) and a subclass of the
     random agent (not taken for the built-in one), several shards."""
-    monkeypatch.setattr(vector, "_HOLD_LIMIT", 3)
+    monkeypatch.setattr(vector, "HOLD_LIMIT", 3)
     monkeypatch.setattr(vector, "SHARD_TABLES", 7)
     for opponents in ([PlainRandom(1), RandomAgent(2), PlainRandom(3)], PlainRandom(4)):
         fast = SichuanVecEnv(16, learner_seats=(0, 2), opponents=opponents, seed=8)
