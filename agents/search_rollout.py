@@ -158,18 +158,25 @@ def _isolation(hand, k):
 
 
 @_njit()
+def _legal_discards(row):
+    """How many discards the legal row ``row`` allows, and the last of them (-1: none)."""
+    n = 0
+    last = -1
+    for k in range(27):
+        if row[DISCARD + k]:
+            n += 1
+            last = k
+    return n, last
+
+
+@_njit()
 def _turn_choice(S, t, seat, row):
     if row[HU]:
         return HU
     for k in range(27):
         if row[KONG + k]:
             return KONG + k
-    n_legal = 0
-    only = -1
-    for k in range(27):
-        if row[DISCARD + k]:
-            n_legal += 1
-            only = k
+    n_legal, only = _legal_discards(row)
     if n_legal == 1:
         return DISCARD + only
     vd = _i(S.void[t, seat])
@@ -455,12 +462,7 @@ def _greedy_turn(S, t, seat, row, best, cover):
     for k in range(27):
         if row[KONG + k]:
             any_kong = True
-    n_disc = 0
-    only = -1
-    for k in range(27):
-        if row[DISCARD + k]:
-            n_disc += 1
-            only = k
+    n_disc, only = _legal_discards(row)
     if n_disc == 1 and not any_kong:
         return DISCARD + only
     if vd >= 0 and not any_kong:  # a void-suit tile: the most copies, then isolated
