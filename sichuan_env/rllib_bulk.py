@@ -49,11 +49,13 @@ from __future__ import annotations
 import math
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 from ray.rllib.core.columns import Columns
+from ray.rllib.core.distribution.torch.torch_distribution import TorchCategorical
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 from ray.rllib.utils.metrics import (
@@ -70,8 +72,29 @@ from ray.rllib.utils.metrics import (
     WEIGHTS_SEQ_NO,
 )
 
+from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
-from sichuan_env.rllib import AGENT_IDS, SichuanEnvRunner
+from sichuan_env.driver import builtin_random_rng, check_actions, legal_in, play_until_learner
+from sichuan_env.observation import OBS_SHAPE, fill_observations
+from sichuan_env.random_rounds import (
+    ALL_WAITING,
+    FINISHED,
+    NO_LEGAL,
+    RoundsRunner,
+    UniformStream,
+)
+from sichuan_env.rllib import _MAX_BOT_MOVES, AGENT_IDS, SichuanEnvRunner
+
+
+def _sample_categorical(logits: torch.Tensor) -> torch.Tensor:
+    """(n, 1) int64: one action per row drawn from the categorical distribution of the
+    (n, 88) ``logits`` by inverting its cumulative probabilities at a uniform of torch's
+    generator in (0, 1]; an action of probability 0 (masked) is never drawn. The same
+    distribution as ``torch.multinomial`` of the probabilities (RLlib's
+    ``TorchCategorical.sample``) at a fraction of its cost for small batches."""
+    cum = torch.softmax(logits, 1).cumsum(1)
+    u = 1.0 - torch.rand(logits.shape[0], 1)
+    return (cum < u * cum[:, -1:]).sum(1, keepdim=True)
 
 
 class BulkEnvRunner(SichuanEnvRunner):
@@ -97,6 +120,13 @@ class BulkEnvRunner(SichuanEnvRunner):
         self._module_rows = ({mids.pop(): slice(None)} if len(mids) == 1 else {
             m: np.flatnonzero(np.array([x == m for x in self._module_of])) for m in mids})
         self._bulk = None
+        n = tb.num_tables
+        self._rows = np.arange(n)
+        self._learner8 = tb.learner.astype(np.int8)
+        self._paid = np.zeros((n, 4), np.float64)
+        self._planes: np.ndarray | None = None
+        self._rounds: RoundsRunner | None = None  # the compiled rounds of random bots
+        self._draw_hint = 64 * N_ACTIONS
 
     # ------------------------------------------------------------------ tables
     def _bulk_reset(self) -> None:
@@ -126,6 +156,21 @@ class BulkEnvRunner(SichuanEnvRunner):
         tb = self.env.tables
         obs = tb.observe(rows, tb.learner[rows])
         return obs, tb.mask[rows].astype(np.float32)
+
+    def _observe_into(self, obs: np.ndarray, mask: np.ndarray) -> None:
+        """The learner seats' observations (planes, then the features' planes) and float
+        masks at every table, written into ``obs`` (n, C, 27) and ``mask`` (n, 88)."""
+        tb = self.env.tables
+        st = tb.state
+        planes = self._planes
+        if planes is None:
+            planes = self._planes = np.empty((tb.num_tables, *OBS_SHAPE), np.float32)
+        fill_observations(st, tb.learner, self._rows, planes)
+        obs[:, :OBS_SHAPE[0]] = planes
+        if tb.features is not None:
+            obs[:, OBS_SHAPE[0]:] = tb.features(planes)
+        np.copyto(tb.mask, st.legal_action_mask)
+        mask[:] = tb.mask
 
     # ------------------------------------------------------------------ sampling
     def _sample(self, *, num_timesteps: int | None = None, num_episodes: int | None = None,
@@ -165,37 +210,104 @@ class BulkEnvRunner(SichuanEnvRunner):
 
     def _step(self, steps, obs, mask, actions, logp, dist_in, rewards, done, final,
               explore, random_actions) -> None:
-        """Play ``steps`` learner decisions at every table into the step arrays."""
+        """Play ``steps`` learner decisions at every table into the step arrays.
+
+        One pass of the bots per step: after the learner's actions the bots move until
+        every table waits for its learner again; a table that finishes meanwhile is
+        recorded (its step's reward, ``done``, the final observation) and starts its next
+        match in the same pass, whose points before the learner's first decision
+        (``pre``) go to that decision's reward."""
         tb, bulk = self.env.tables, self._bulk
         n = self.num_envs
-        rows = np.arange(n)
-        learner = tb.learner
-        first = bulk["t"] == 0
+        first = bulk["t"] == 0  # the table's next step is its match's first
         pre = bulk["pre"]
-        paid = np.zeros((n, 4), np.float64)
-        infos: list[dict[str, Any]] = [{} for _ in range(n)]
+        acc = np.zeros(n, np.float64)  # the learner's points in the current step
+        restarted = np.zeros(n, bool)  # tables that started a new match in this step
         for t in range(steps):
             for mid, mrows in self._module_rows.items():
                 a, lp, di = self._act(mid, obs[t, mrows], mask[t, mrows], explore,
                                       random_actions)
                 actions[t, mrows], logp[t, mrows], dist_in[t, mrows] = a, lp, di
-            paid[:] = 0.0
-            tb.apply(rows, actions[t], paid, infos)
-            r = paid[rows, learner]
+            acc[:] = 0.0
             if first.any():  # what bots paid before the learner's first decision
-                r[first] += pre[first]
+                acc[first] = pre[first]
                 first[:] = False
-            rewards[t] = r
-            fin = np.flatnonzero(tb.state.done)
-            if fin.size:
-                done[t, fin] = True
-                last = tb.observe(fin, learner[fin])
-                for j, i in enumerate(fin.tolist()):
-                    final[(t, i)] = last[j]
-                tb.next_match(fin, np.zeros((n, 4)))
-                pre[fin] = tb.state.scores[fin, learner[fin]]
-                first[fin] = True
-            obs[t + 1], mask[t + 1] = self._observe(rows)
+            restarted[:] = False
+
+            def finish(fin: np.ndarray, t: int = t) -> None:
+                """Tables ``fin`` finished their match: record, then deal the next."""
+                again = restarted[fin]  # finished again before a learner decision:
+                ended = fin[~again]     # that match has no step; its points are dropped
+                if ended.size:
+                    rewards[t, ended] = acc[ended]
+                    done[t, ended] = True
+                    last = tb.observe(ended, tb.learner[ended])
+                    for j, i in enumerate(ended.tolist()):
+                        final[(t, i)] = last[j]
+                acc[fin] = 0.0
+                restarted[fin] = True
+                engine.new_matches(tb.state, fin)
+
+            self._play(actions[t], acc, finish)
+            live = ~restarted
+            rewards[t, live] = acc[live]
+            pre[restarted] = acc[restarted]
+            first |= restarted
+            self._observe_into(obs[t + 1], mask[t + 1])
+
+    def _play(self, actions: np.ndarray, acc: np.ndarray,
+              finish: Callable[[np.ndarray], None]) -> None:
+        """The learner's ``actions`` at every table, then the bots until every table waits
+        for its learner; the learner seats' points go to ``acc``, tables that finish meanwhile
+        to ``finish`` (which starts their next match, played on in the same pass)."""
+        tb = self.env.tables
+        st = tb.state
+        ok = legal_in(actions, tb.mask)
+        if not ok.all():  # the masked distributions never give one: a bug, as RLlib's
+            check_actions(actions, tb.mask, self._rows, st.current, who="RLlib")
+        learner = tb.learner
+        rng = self._random_rng()
+        if rng is not None:  # every bot the built-in random agent: compiled rounds
+            runner = self._rounds
+            if runner is None or runner.state is not st:
+                runner = self._rounds = RoundsRunner(st)
+            stream = UniformStream(rng, self._draw_hint)
+            try:
+                first_actions: np.ndarray | None = actions
+                while True:
+                    status, detail = runner.run(stream, self._learner8, acc, first_actions)
+                    first_actions = None
+                    if status == ALL_WAITING:
+                        break
+                    if status == FINISHED:
+                        finish(np.flatnonzero(st.done))
+                    elif status == NO_LEGAL:
+                        raise ValueError(f"table {detail}: the seat to act has no legal "
+                                         "action")
+                    else:  # pragma: no cover - sized for the rules
+                        raise RuntimeError("engine step log overflow")
+            finally:
+                stream.close()
+            self._draw_hint = stream.used + stream.used // 8 + 64 * N_ACTIONS
+            return
+        _, r, _ = engine.step(st, actions, inplace=True)
+        acc += r[self._rows, learner]
+        paid = self._paid
+        paid[:] = 0.0
+
+        def finished(batch: Any, rows: np.ndarray, tables: np.ndarray) -> None:
+            acc[tables] += paid[tables, learner[tables]]
+            paid[tables] = 0.0
+            finish(tables)
+
+        play_until_learner(st, tb._seat_bot, tb._bots, rewards=paid, finished=finished,
+                           max_moves=_MAX_BOT_MOVES)
+        acc += paid[self._rows, learner]
+
+    def _random_rng(self) -> np.random.Generator | None:
+        """The generator of the bots when all three are one built-in random agent."""
+        bots = self.env.tables._bots
+        return builtin_random_rng(bots[0]) if len(bots) == 1 else None
 
     def _act(self, mid: Any, obs: np.ndarray, mask: np.ndarray, explore: bool,
              random_actions: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -203,7 +315,10 @@ class BulkEnvRunner(SichuanEnvRunner):
         for a batch of observations: one forward pass (the module is in eval mode) over the
         rows with a choice. A row with one legal action gets it with log-probability 0 and
         the masked logits 0 / -1e8: the distribution the module's masked logits give
-        there too, so the forward pass is skipped."""
+        there too, so the forward pass is skipped. The module's categorical distribution
+        (RLlib's ``TorchCategorical``) is sampled by :func:`_sample_categorical`, the most
+        likely action without exploration; another distribution class through its own
+        calls."""
         module = self.module[mid]
         m = torch.from_numpy(mask)
         logits = torch.where(m > 0, 0.0, -1e8)
@@ -216,13 +331,20 @@ class BulkEnvRunner(SichuanEnvRunner):
                 out = (module._forward_exploration(batch) if explore
                        else module._forward_inference(batch))
             logits[sub] = out[Columns.ACTION_DIST_INPUTS].float()
+        cls = (module.get_exploration_action_dist_cls() if explore or random_actions
+               else module.get_inference_action_dist_cls())
+        if cls is not TorchCategorical:  # another distribution: RLlib's own calls
+            dist = cls.from_logits(logits)
+            act = dist.sample() if explore or random_actions else \
+                dist.to_deterministic().sample()
+            return act.numpy(), dist.logp(act).numpy(), logits.numpy()
+        logp_all = torch.log_softmax(logits, 1)
         if explore or random_actions:
-            dist = module.get_exploration_action_dist_cls().from_logits(logits)
-            act = dist.sample()
+            act = _sample_categorical(logits)
         else:
-            dist = module.get_inference_action_dist_cls().from_logits(logits)
-            act = dist.to_deterministic().sample()
-        return act.numpy(), dist.logp(act).numpy(), logits.numpy()
+            act = logits.argmax(1, keepdim=True)
+        return (act.squeeze(1).numpy(), logp_all.gather(1, act).squeeze(1).numpy(),
+                logits.numpy())
 
     # ------------------------------------------------------------------ episodes
     def _episodes(self, obs, mask, actions, logp, dist_in, rewards, done,

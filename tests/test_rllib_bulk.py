@@ -226,3 +226,60 @@ def test_bulk_runner_whole_episodes_use_rllibs_loop_then_bulk_again():
     # fresh walls, not the runner's first deal again
     assert not np.array_equal(first[0].get_observations(0)["observations"],
                               eps[0].get_observations(0)["observations"])
+
+
+def _same_episodes(a, b):
+    """Two lists of episode chunks, table by table: same observations, masks, actions,
+    rewards, ends and starts."""
+    a = sorted(a, key=lambda e: (e.custom_data["table"], e.t_started))
+    b = sorted(b, key=lambda e: (e.custom_data["table"], e.t_started))
+    assert len(a) == len(b)
+    for ea, eb in zip(a, b, strict=True):
+        assert (ea.custom_data["table"], ea.t_started, len(ea), ea.is_done) == (
+            eb.custom_data["table"], eb.t_started, len(eb), eb.is_done)
+        oa, ob = (e.get_observations(slice(0, len(e) + 1)) for e in (ea, eb))
+        np.testing.assert_array_equal(oa["observations"], ob["observations"])
+        np.testing.assert_array_equal(oa["action_mask"], ob["action_mask"])
+        np.testing.assert_array_equal(ea.get_actions(slice(0, len(ea))),
+                                      eb.get_actions(slice(0, len(eb))))
+        np.testing.assert_array_equal(ea.get_rewards(slice(0, len(ea))),
+                                      eb.get_rewards(slice(0, len(eb))))
+
+
+def test_bulk_random_bots_in_compiled_rounds_play_as_the_driver_loop():
+    """Against the built-in random bots their moves are drawn in compiled rounds
+    (sichuan_env.random_rounds), finished tables restarted between rounds; the same
+    runner playing them through the driver's play_until_learner (same generator, same
+    weights) samples the same episodes, finished matches included."""
+    compiled, _ = _runner(opponents="random")
+    driver, _ = _runner(opponents="random")
+    assert compiled._random_rng() is not None
+    driver._random_rng = lambda: None
+    driver.module.set_state(compiled.module.get_state())
+    finished = 0
+    for _ in range(3):
+        a, b = compiled.sample(explore=False), driver.sample(explore=False)
+        _same_episodes(a, b)
+        finished += sum(e.is_done for e in a)
+    assert finished >= 8
+
+
+def test_sample_categorical_draws_the_masked_distribution():
+    """The bulk runner's draw from the masked logits: never a masked action, the
+    frequencies of the softmax probabilities."""
+    import torch
+
+    from sichuan_env.rllib_bulk import _sample_categorical
+
+    torch.manual_seed(0)
+    n = 40_000
+    logits = torch.full((n, 88), -1e8)
+    logits[:, [0, 5, 87]] = torch.log(torch.tensor([0.2, 0.5, 0.3]))
+    logits[: n // 2, 5] = -1e8  # half the rows: 5 masked -> 0.4 / 0.6
+    act = _sample_categorical(logits).squeeze(1)
+    assert act.shape == (n,) and act.dtype == torch.int64
+    top, bottom = act[: n // 2], act[n // 2:]
+    assert set(top.tolist()) <= {0, 87} and set(bottom.tolist()) <= {0, 5, 87}
+    assert (top == 0).float().mean().item() == pytest.approx(0.4, abs=0.015)
+    freq = [(bottom == k).float().mean().item() for k in (0, 5, 87)]
+    assert freq == pytest.approx([0.2, 0.5, 0.3], abs=0.015)
