@@ -75,7 +75,7 @@ from ray.rllib.utils.metrics import (
 from sichuan_env import engine
 from sichuan_env.actions import N_ACTIONS
 from sichuan_env.driver import builtin_random_rng, check_actions, legal_in, play_until_learner
-from sichuan_env.observation import OBS_SHAPE, fill_observations
+from sichuan_env.observation import OBS_SHAPE, encode, fill_observations
 from sichuan_env.random_rounds import (
     ALL_WAITING,
     FINISHED,
@@ -84,6 +84,15 @@ from sichuan_env.random_rounds import (
     UniformStream,
 )
 from sichuan_env.rllib import _MAX_BOT_MOVES, AGENT_IDS, SichuanEnvRunner
+
+
+def _weight_cast_cache() -> torch.autocast:
+    """A context in which a network computing under ``torch.autocast`` (``--precision
+    bf16``) casts its weights once, not at every forward pass: torch keeps the cast
+    weights until the outermost autocast context ends, and this one (disabled: it
+    changes no arithmetic) is outermost for a whole ``sample()`` call, during which the
+    weights do not change. The results are those without it."""
+    return torch.autocast("cpu", enabled=False)
 
 
 def _sample_categorical(logits: torch.Tensor) -> torch.Tensor:
@@ -200,8 +209,9 @@ class BulkEnvRunner(SichuanEnvRunner):
         for mod in modules:
             mod.eval()
         try:
-            self._step(steps, obs, mask, actions, logp, dist_in, rewards, done, final,
-                       explore, random_actions)
+            with _weight_cast_cache():
+                self._step(steps, obs, mask, actions, logp, dist_in, rewards, done, final,
+                           explore, random_actions)
         finally:
             for mod, was in zip(modules, training, strict=True):
                 mod.train(was)
@@ -223,6 +233,7 @@ class BulkEnvRunner(SichuanEnvRunner):
         pre = bulk["pre"]
         acc = np.zeros(n, np.float64)  # the learner's points in the current step
         restarted = np.zeros(n, bool)  # tables that started a new match in this step
+        ends: list[tuple[int, np.ndarray, np.ndarray]] = []  # (step, tables, their planes)
         for t in range(steps):
             for mid, mrows in self._module_rows.items():
                 a, lp, di = self._act(mid, obs[t, mrows], mask[t, mrows], explore,
@@ -241,9 +252,7 @@ class BulkEnvRunner(SichuanEnvRunner):
                 if ended.size:
                     rewards[t, ended] = acc[ended]
                     done[t, ended] = True
-                    last = tb.observe(ended, tb.learner[ended])
-                    for j, i in enumerate(ended.tolist()):
-                        final[(t, i)] = last[j]
+                    ends.append((t, ended, encode(tb.state, tb.learner[ended], ended)))
                 acc[fin] = 0.0
                 restarted[fin] = True
                 engine.new_matches(tb.state, fin)
@@ -254,6 +263,15 @@ class BulkEnvRunner(SichuanEnvRunner):
             pre[restarted] = acc[restarted]
             first |= restarted
             self._observe_into(obs[t + 1], mask[t + 1])
+        if ends:  # the final observations: their feature planes in one call
+            planes = np.concatenate([p for _, _, p in ends])
+            if tb.features is not None:
+                planes = np.concatenate([planes, tb.features(planes)], axis=1)
+            j = 0
+            for t, ended, _ in ends:
+                for i in ended.tolist():
+                    final[(t, i)] = planes[j]
+                    j += 1
 
     def _play(self, actions: np.ndarray, acc: np.ndarray,
               finish: Callable[[np.ndarray], None]) -> None:

@@ -283,3 +283,25 @@ def test_sample_categorical_draws_the_masked_distribution():
     assert (top == 0).float().mean().item() == pytest.approx(0.4, abs=0.015)
     freq = [(bottom == k).float().mean().item() for k in (0, 5, 87)]
     assert freq == pytest.approx([0.2, 0.5, 0.3], abs=0.015)
+
+
+def test_weight_cast_cache_changes_no_result():
+    """The bulk runner samples inside _weight_cast_cache (bf16 weights cast once per
+    sample() call): the module's bfloat16 logits are the same inside and outside it."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from sichuan_env.rllib_bulk import _weight_cast_cache
+
+    runner, _ = _runner(tables=4, n_steps=2)
+    module = runner.module["learner"]
+    module.net.features_extractor.autocast_dtype = torch.bfloat16
+    obs = runner.sample()[0].get_observations(slice(0, 2))
+    batch = {Columns.OBS: {k: torch.from_numpy(v) for k, v in obs.items()}}
+    with torch.no_grad():
+        plain = module._forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+        with _weight_cast_cache():
+            cached = [module._forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+                      for _ in range(2)]
+    for c in cached:
+        torch.testing.assert_close(c, plain, rtol=0, atol=0)
