@@ -399,11 +399,10 @@ class BulkEnvRunner(SichuanEnvRunner):
                     id_=ep_id,
                     observations=InfiniteLookbackBuffer(
                         {"observations": np.concatenate([obs[sl, i], last_obs[None]]),
-                         "action_mask": np.concatenate([mask[sl, i], last_mask[None]])},
-                        space=space),
+                         "action_mask": np.concatenate([mask[sl, i], last_mask[None]])}),
                     observation_space=space,
                     infos=[{}] * (length + 1),
-                    actions=InfiniteLookbackBuffer(actions[sl, i].copy(), space=act_space),
+                    actions=InfiniteLookbackBuffer(actions[sl, i].copy()),
                     action_space=act_space,
                     rewards=InfiniteLookbackBuffer(rewards[sl, i].copy()),
                     terminated=bool(finished),
@@ -413,7 +412,7 @@ class BulkEnvRunner(SichuanEnvRunner):
                             dist_in[sl, i].copy()),
                         WEIGHTS_SEQ_NO: InfiniteLookbackBuffer(np.full(length, seq)),
                     },
-                    t_started=t0,
+                    t_started=t0,  # the spaces: set on the buffers by the episode
                     len_lookback_buffer=0,
                     agent_id=agent,
                     module_id=mid,
@@ -439,18 +438,22 @@ class BulkEnvRunner(SichuanEnvRunner):
     def _log_ended(self, ended: list[tuple[int, float, float, Any, Any]]) -> None:
         """The finished matches' lengths, returns and durations, under the keys and windows
         of RLlib's ``_log_episode_metrics`` (one ``log_value`` per value: cheaper than its
-        three ``log_dict`` calls per episode)."""
+        three ``log_dict`` calls per episode). A windowed series keeps only its last
+        ``window`` values, so of each key only the last ``window`` values are logged."""
         win = max(1, math.ceil(self.config.metrics_num_episodes_for_smoothing
                                / (self.config.num_env_runners or 1)))
-        log = self.metrics.log_value
+        series: dict[Any, tuple[str | None, list[float]]] = {}
         for length, ret, sec, agent, mid in ended:
-            for key, value in ((EPISODE_LEN_MEAN, length), (EPISODE_RETURN_MEAN, ret),
-                               (EPISODE_DURATION_SEC_MEAN, sec),
-                               ((EPISODE_AGENT_RETURN_MEAN, str(agent)), ret),
-                               ((EPISODE_AGENT_STEPS, str(agent)), length),
-                               ((EPISODE_MODULE_RETURN_MEAN, mid), ret)):
-                log(key, value, window=win)
-            log(EPISODE_LEN_MIN, length, reduce="min", window=win)
-            log(EPISODE_RETURN_MIN, ret, reduce="min", window=win)
-            log(EPISODE_LEN_MAX, length, reduce="max", window=win)
-            log(EPISODE_RETURN_MAX, ret, reduce="max", window=win)
+            for key, value, reduce in (
+                    (EPISODE_LEN_MEAN, length, None), (EPISODE_RETURN_MEAN, ret, None),
+                    (EPISODE_DURATION_SEC_MEAN, sec, None),
+                    ((EPISODE_AGENT_RETURN_MEAN, str(agent)), ret, None),
+                    ((EPISODE_AGENT_STEPS, str(agent)), length, None),
+                    ((EPISODE_MODULE_RETURN_MEAN, mid), ret, None),
+                    (EPISODE_LEN_MIN, length, "min"), (EPISODE_RETURN_MIN, ret, "min"),
+                    (EPISODE_LEN_MAX, length, "max"), (EPISODE_RETURN_MAX, ret, "max")):
+                series.setdefault(key, (reduce, []))[1].append(value)
+        log = self.metrics.log_value
+        for key, (reduce, values) in series.items():
+            for value in values[-win:]:
+                log(key, value, reduce=reduce, window=win)

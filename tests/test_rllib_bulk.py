@@ -305,3 +305,35 @@ def test_weight_cast_cache_changes_no_result():
                       for _ in range(2)]
     for c in cached:
         torch.testing.assert_close(c, plain, rtol=0, atol=0)
+
+
+def test_bulk_metrics_log_only_what_the_windows_keep():
+    """_log_ended logs only the last ``window`` values of each key: the metrics are
+    those of logging every finished match (RLlib's windows keep the last ones)."""
+    from ray.rllib.utils.metrics import (
+        EPISODE_AGENT_RETURN_MEAN,
+        EPISODE_LEN_MAX,
+        EPISODE_LEN_MEAN,
+        EPISODE_RETURN_MEAN,
+        EPISODE_RETURN_MIN,
+    )
+    from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
+
+    runner, _ = _runner(tables=2, n_steps=1)
+    rng = np.random.default_rng(0)
+    ended = [(int(rng.integers(1, 40)), float(rng.normal()), 0.1, f"player_{k % 4}",
+              "learner") for k in range(1000)]
+    runner.metrics = MetricsLogger()
+    runner._log_ended(ended)
+    win = runner.config.metrics_num_episodes_for_smoothing
+    assert win < 1000 // 4
+    ref = MetricsLogger()
+    for length, ret, _, agent, _ in ended:  # every value, as RLlib logs them
+        ref.log_value(EPISODE_LEN_MEAN, length, window=win)
+        ref.log_value(EPISODE_RETURN_MEAN, ret, window=win)
+        ref.log_value((EPISODE_AGENT_RETURN_MEAN, agent), ret, window=win)
+        ref.log_value(EPISODE_RETURN_MIN, ret, reduce="min", window=win)
+        ref.log_value(EPISODE_LEN_MAX, length, reduce="max", window=win)
+    for key in (EPISODE_LEN_MEAN, EPISODE_RETURN_MEAN, (EPISODE_AGENT_RETURN_MEAN, "player_1"),
+                EPISODE_RETURN_MIN, EPISODE_LEN_MAX):
+        assert runner.metrics.peek(key) == pytest.approx(ref.peek(key))
