@@ -337,3 +337,24 @@ def test_bulk_metrics_log_only_what_the_windows_keep():
     for key in (EPISODE_LEN_MEAN, EPISODE_RETURN_MEAN, (EPISODE_AGENT_RETURN_MEAN, "player_1"),
                 EPISODE_RETURN_MIN, EPISODE_LEN_MAX):
         assert runner.metrics.peek(key) == pytest.approx(ref.peek(key))
+
+
+def test_only_a_remote_runner_freezes_the_heap(monkeypatch):
+    """gc.freeze (a full collection no longer scans Ray's and torch's objects) only in a
+    remote runner's own process (worker_index > 0), never in the driver's."""
+    import gc
+
+    from sichuan_env import rllib_bulk
+
+    calls = []
+    monkeypatch.setattr(rllib_bulk, "_freeze_heap", lambda: calls.append(1))
+    before = gc.get_freeze_count()
+    _runner(tables=2, n_steps=1)
+    assert calls == [] and gc.get_freeze_count() == before
+    import train
+    from agents.training.rllib_train import build_config
+
+    args = train.parse_args(["--backend", "rllib", "--env-runners", "1", "--tables", "2",
+                             "--imitate", "none", "--device", "cpu", "--features", "raw"])
+    rllib_bulk.BulkEnvRunner(config=build_config(args), worker_index=1)
+    assert calls == [1]
