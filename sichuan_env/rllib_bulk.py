@@ -7,8 +7,12 @@ loop of connectors and ``MultiAgentEpisode.add_env_step`` calls. Per step, for a
 runner's tables at once: one RLModule forward pass (``forward_exploration``; the action is
 drawn from the module's action distribution over the masked logits, so only legal actions;
 rows with a single legal action skip the pass, their distribution is known),
-one :meth:`~sichuan_env.rllib.TableBatch.apply` (the learner's actions, then the bots
-batched), and the next observations written into preallocated ``(T + 1, N, ...)`` arrays.
+the learner's actions stepped in place, then one pass of the bots until every table waits
+for its learner again (a table that finishes meanwhile is recorded and starts its next
+match, played up to its learner in the same pass; against the built-in random bots the
+pass is :mod:`sichuan_env.random_rounds`' compiled rounds, else
+:func:`sichuan_env.driver.play_until_learner`), and the next observations written into
+preallocated ``(T + 1, N, ...)`` arrays.
 At the end of the call the arrays become RLlib episodes in bulk: one
 ``SingleAgentEpisode`` per table and episode chunk, built from whole arrays, carrying the
 agent id of the learner seat (``player_k``), its module id (the config's
