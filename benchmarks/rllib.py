@@ -26,6 +26,8 @@ load, the wall-clock figure does).
 ``--sample-only`` times the env runners alone (parallel ``sample()`` calls, no learning):
 how rollouts scale with N when the learner is taken out. ``--sampler bulk|rllib`` picks
 the env runner (``train.py --sampler``; default ``auto``: bulk against bots).
+``--channels N`` sets the convolution channels of the network (the module's
+``model_config["channels"]``; default the module's, 64), for runners and learner alike.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -66,9 +69,10 @@ def _trained(result: dict) -> float:
     return float(v) if v is not None else float("nan")
 
 
-def measure(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> dict:
-    import ray
-
+def algo_config(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> Any:
+    """The algorithm config of one measurement: ``train.py --backend rllib``'s
+    (:func:`agents.training.rllib_train.build_config`) with this script's settings, the
+    module's ``channels`` set from ``--channels``."""
     import train
     from agents.training.rllib_train import build_config
 
@@ -81,11 +85,28 @@ def measure(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> d
         "--device", "cuda" if args.gpu else "cpu", "--precision", args.precision,
         "--sampler", args.sampler,
     ])
+    config = build_config(targs)
+    if args.channels is not None:  # the module's model_config, as train.py builds it
+        from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+
+        from agents.training.rllib_module import module_spec
+        from agents.training.rllib_train import MODULE_ID
+
+        config.rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
+            MODULE_ID: module_spec({"precision": args.precision, "channels": args.channels},
+                                   algo=algo_name)}))
+    return config
+
+
+def measure(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> dict:
+    import ray
+
+    config = algo_config(runners, args, algo_name)
     load_before = os.getloadavg()[0]
     ray.init(num_cpus=runners + 1, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     try:
-        algo = build_config(targs).build_algo()
+        algo = config.build_algo()
         if args.sample_only:
             return _sample_only(algo, runners, args, load_before)
         warm = algo.train()  # warm-up: actors started, first batch
@@ -111,7 +132,8 @@ def measure(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> d
     else:
         learner_sps = trained / wall
     return {
-        "algo": algo_name, "sampler": args.sampler, "learner_samples_per_s": round(learner_sps, 1),
+        "algo": algo_name, "sampler": args.sampler, "channels": args.channels or 64,
+        "precision": args.precision, "learner_samples_per_s": round(learner_sps, 1),
         "env_runners": runners, "tables_per_runner": args.tables, "steps": steps,
         "seconds": round(wall, 2), "env_steps_per_s": round(steps / wall, 1),
         "sample_s_per_iter": round(sum(samp_t) / len(samp_t), 3),
@@ -144,6 +166,7 @@ def _sample_only(algo, runners: int, args: argparse.Namespace, load_before: floa
     algo.stop()
     return {
         "env_steps_per_runner_cpu_s": round(steps / cpu, 1), "sampler": args.sampler,
+        "channels": args.channels or 64, "precision": args.precision,
         "env_runners": runners, "tables_per_runner": args.tables, "steps": steps,
         "seconds": round(wall, 2), "env_steps_per_s": round(steps / wall, 1),
         "sample_s_per_iter": round(wall / args.iterations, 3), "learn_s_per_iter": 0.0,
@@ -152,7 +175,7 @@ def _sample_only(algo, runners: int, args: argparse.Namespace, load_before: floa
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runners", type=int, nargs="+", default=[1, 2])
     p.add_argument("--algo", nargs="+", default=["ppo"], choices=["ppo", "appo"],
@@ -166,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gpu", type=float, default=0, help="GPUs for the learner (0)")
     p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
                    help="the network's arithmetic (train.py --precision) (fp32)")
+    p.add_argument("--channels", type=int, default=None,
+                   help="convolution channels of the network (the module's default: 64)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of the learner (1)")
     p.add_argument("--repeats", type=int, default=2,
                    help="measure each runner count this many times, alternating; keep the "
@@ -176,6 +201,13 @@ def main(argv: list[str] | None = None) -> int:
                    help="time the env runners' sampling alone (no learning)")
     p.add_argument("--out", default=None, help="write the rows as JSON here")
     args = p.parse_args(argv)
+    if args.channels is not None and args.channels < 1:
+        p.error(f"--channels must be at least 1, got {args.channels}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     import torch
 
     from agents.training.hardware import describe_machine
@@ -195,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
                 split = ("sampling and learning overlap" if a == "appo" else
                          f"{row['sample_s_per_iter']:.2f} s sampling + "
                          f"{row['learn_s_per_iter']:.2f} s learning per iteration")
-                print(f"  run {rep + 1}: {a:>8} {n:>3} env runners "
+                print(f"  run {rep + 1}: {a:>8} {n:>3} env runners ({row['channels']} "
+                      f"channels, {row['precision']}) "
                       f"{row['env_steps_per_s']:>9,.0f} env steps/s{per_cpu}, {split}"
                       f"{learner}, load {row['load_before']} -> {row['load_after']}",
                       flush=True)

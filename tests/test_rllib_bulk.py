@@ -226,3 +226,135 @@ def test_bulk_runner_whole_episodes_use_rllibs_loop_then_bulk_again():
     # fresh walls, not the runner's first deal again
     assert not np.array_equal(first[0].get_observations(0)["observations"],
                               eps[0].get_observations(0)["observations"])
+
+
+def _same_episodes(a, b):
+    """Two lists of episode chunks, table by table: same observations, masks, actions,
+    rewards, ends and starts."""
+    a = sorted(a, key=lambda e: (e.custom_data["table"], e.t_started))
+    b = sorted(b, key=lambda e: (e.custom_data["table"], e.t_started))
+    assert len(a) == len(b)
+    for ea, eb in zip(a, b, strict=True):
+        assert (ea.custom_data["table"], ea.t_started, len(ea), ea.is_done) == (
+            eb.custom_data["table"], eb.t_started, len(eb), eb.is_done)
+        oa, ob = (e.get_observations(slice(0, len(e) + 1)) for e in (ea, eb))
+        np.testing.assert_array_equal(oa["observations"], ob["observations"])
+        np.testing.assert_array_equal(oa["action_mask"], ob["action_mask"])
+        np.testing.assert_array_equal(ea.get_actions(slice(0, len(ea))),
+                                      eb.get_actions(slice(0, len(eb))))
+        np.testing.assert_array_equal(ea.get_rewards(slice(0, len(ea))),
+                                      eb.get_rewards(slice(0, len(eb))))
+
+
+def test_bulk_random_bots_in_compiled_rounds_play_as_the_driver_loop():
+    """Against the built-in random bots their moves are drawn in compiled rounds
+    (sichuan_env.random_rounds), finished tables restarted between rounds; the same
+    runner playing them through the driver's play_until_learner (same generator, same
+    weights) samples the same episodes, finished matches included."""
+    compiled, _ = _runner(opponents="random")
+    driver, _ = _runner(opponents="random")
+    assert compiled._random_rng() is not None
+    driver._random_rng = lambda: None
+    driver.module.set_state(compiled.module.get_state())
+    finished = 0
+    for _ in range(3):
+        a, b = compiled.sample(explore=False), driver.sample(explore=False)
+        _same_episodes(a, b)
+        finished += sum(e.is_done for e in a)
+    assert finished >= 8
+
+
+def test_sample_categorical_draws_the_masked_distribution():
+    """The bulk runner's draw from the masked logits: never a masked action, the
+    frequencies of the softmax probabilities."""
+    import torch
+
+    from sichuan_env.rllib_bulk import _sample_categorical
+
+    torch.manual_seed(0)
+    n = 40_000
+    logits = torch.full((n, 88), -1e8)
+    logits[:, [0, 5, 87]] = torch.log(torch.tensor([0.2, 0.5, 0.3]))
+    logits[: n // 2, 5] = -1e8  # half the rows: 5 masked -> 0.4 / 0.6
+    act = _sample_categorical(logits).squeeze(1)
+    assert act.shape == (n,) and act.dtype == torch.int64
+    top, bottom = act[: n // 2], act[n // 2:]
+    assert set(top.tolist()) <= {0, 87} and set(bottom.tolist()) <= {0, 5, 87}
+    assert (top == 0).float().mean().item() == pytest.approx(0.4, abs=0.015)
+    freq = [(bottom == k).float().mean().item() for k in (0, 5, 87)]
+    assert freq == pytest.approx([0.2, 0.5, 0.3], abs=0.015)
+
+
+def test_weight_cast_cache_changes_no_result():
+    """The bulk runner samples inside _weight_cast_cache (bf16 weights cast once per
+    sample() call): the module's bfloat16 logits are the same inside and outside it."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from sichuan_env.rllib_bulk import _weight_cast_cache
+
+    runner, _ = _runner(tables=4, n_steps=2)
+    module = runner.module["learner"]
+    module.net.features_extractor.autocast_dtype = torch.bfloat16
+    obs = runner.sample()[0].get_observations(slice(0, 2))
+    batch = {Columns.OBS: {k: torch.from_numpy(v) for k, v in obs.items()}}
+    with torch.no_grad():
+        plain = module._forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+        with _weight_cast_cache():
+            cached = [module._forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+                      for _ in range(2)]
+    for c in cached:
+        torch.testing.assert_close(c, plain, rtol=0, atol=0)
+
+
+def test_bulk_metrics_log_only_what_the_windows_keep():
+    """_log_ended logs only the last ``window`` values of each key: the metrics are
+    those of logging every finished match (RLlib's windows keep the last ones)."""
+    from ray.rllib.utils.metrics import (
+        EPISODE_AGENT_RETURN_MEAN,
+        EPISODE_LEN_MAX,
+        EPISODE_LEN_MEAN,
+        EPISODE_RETURN_MEAN,
+        EPISODE_RETURN_MIN,
+    )
+    from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
+
+    runner, _ = _runner(tables=2, n_steps=1)
+    rng = np.random.default_rng(0)
+    ended = [(int(rng.integers(1, 40)), float(rng.normal()), 0.1, f"player_{k % 4}",
+              "learner") for k in range(1000)]
+    runner.metrics = MetricsLogger()
+    runner._log_ended(ended)
+    win = runner.config.metrics_num_episodes_for_smoothing
+    assert win < 1000 // 4
+    ref = MetricsLogger()
+    for length, ret, _, agent, _ in ended:  # every value, as RLlib logs them
+        ref.log_value(EPISODE_LEN_MEAN, length, window=win)
+        ref.log_value(EPISODE_RETURN_MEAN, ret, window=win)
+        ref.log_value((EPISODE_AGENT_RETURN_MEAN, agent), ret, window=win)
+        ref.log_value(EPISODE_RETURN_MIN, ret, reduce="min", window=win)
+        ref.log_value(EPISODE_LEN_MAX, length, reduce="max", window=win)
+    for key in (EPISODE_LEN_MEAN, EPISODE_RETURN_MEAN, (EPISODE_AGENT_RETURN_MEAN, "player_1"),
+                EPISODE_RETURN_MIN, EPISODE_LEN_MAX):
+        assert runner.metrics.peek(key) == pytest.approx(ref.peek(key))
+
+
+def test_only_a_remote_runner_freezes_the_heap(monkeypatch):
+    """gc.freeze (a full collection no longer scans Ray's and torch's objects) only in a
+    remote runner's own process (worker_index > 0), never in the driver's."""
+    import gc
+
+    from sichuan_env import rllib_bulk
+
+    calls = []
+    monkeypatch.setattr(rllib_bulk, "_freeze_heap", lambda: calls.append(1))
+    before = gc.get_freeze_count()
+    _runner(tables=2, n_steps=1)
+    assert calls == [] and gc.get_freeze_count() == before
+    import train
+    from agents.training.rllib_train import build_config
+
+    args = train.parse_args(["--backend", "rllib", "--env-runners", "1", "--tables", "2",
+                             "--imitate", "none", "--device", "cpu", "--features", "raw"])
+    rllib_bulk.BulkEnvRunner(config=build_config(args), worker_index=1)
+    assert calls == [1]
