@@ -149,6 +149,53 @@ def test_greedy_policy_chooses_what_greedy_chooses(preset, n_tables):
     assert sum(kinds.values()) >= 500 and all(v > 0 for v in kinds.values()), kinds
 
 
+@pytest.mark.parametrize("preset, n_tables", [("mil", 24), ("mahjongsoft", 16)])
+def test_rules_policy_chooses_what_rules_chooses(preset, n_tables):
+    """The compiled ``rules`` rollout policy is the Python rules bot (default options):
+    the same action at every decision of deals played by rules and greedy bots in turn
+    (several hundred decisions with a choice, every decision kind, the look-ahead
+    discards, judged pungs, passed Hu and the void-tile order among them)."""
+    st = engine.reset(np.arange(60, 60 + n_tables), get_rules(preset))
+    bots = [RulesAgent(), GreedyAgent()]
+    python_rules = RulesAgent()
+    python_greedy = GreedyAgent()
+    kinds = {"void": 0, "discard": 0, "void_tile": 0, "own_kong": 0, "pung": 0,
+             "claim_kong": 0, "hu": 0, "look_ahead": 0, "void_tile_order": 0,
+             "pung_passed": 0, "hu_passed": 0}
+    step = 0
+    while not st.done.all():
+        live = np.flatnonzero(~st.done)
+        masks = st.legal_action_mask[live]
+        view = seat_view(st, st.current[live], live)
+        want = python_rules.act_batch(view, masks)
+        greedy = python_greedy.act_batch(view, masks)
+        got = sr.choose_actions(st, live, "rules")
+        assert (got == want).all(), (live[got != want], got[got != want], want[got != want])
+        for i, t in enumerate(live.tolist()):
+            m, ph = masks[i], int(st.phase[t])
+            if m.sum() < 2:
+                continue
+            hand = st.hand[t, int(st.current[t])]
+            vd = int(st.void[t, int(st.current[t])])
+            differs = want[i] != greedy[i]
+            kinds["void"] += ph == VOID
+            kinds["hu"] += bool(m[HU])
+            kinds["hu_passed"] += bool(m[HU]) and want[i] == PASS
+            kinds["own_kong"] += ph == TURN and bool(m[KONG:PUNG].any())
+            kinds["pung"] += ph == CLAIM and bool(m[PUNG])
+            kinds["pung_passed"] += ph == CLAIM and greedy[i] == PUNG and want[i] == PASS
+            kinds["claim_kong"] += ph == CLAIM and bool(m[MELDED_KONG])
+            if ph == TURN and vd >= 0:
+                key = "void_tile" if hand[9 * vd:9 * vd + 9].sum() else "discard"
+                kinds[key] += 1
+                kinds["void_tile_order" if key == "void_tile" else "look_ahead"] += differs
+        acts = np.zeros(st.batch_size, np.int64)
+        acts[live] = choose(st, live, [bots[step % 2]])
+        engine.step(st, acts, inplace=True)
+        step += 1
+    assert sum(kinds.values()) >= 500 and all(v > 0 for v in kinds.values()), kinds
+
+
 @pytest.mark.parametrize("policy", sr.ROLLOUT_POLICIES)
 def test_play_out_is_the_engine_step_by_step(mil_positions, policy):
     """The compiled play-out ends where stepping the engine with the same policy ends."""
@@ -350,7 +397,7 @@ def test_rollout_budget_lowers_samples():
     ("search?top=0", "top must be an integer >= 1"),
     ("search?k=2.5", "k must be an integer >= 1, got 2.5"),
     ("search?rollouts=0", "rollouts must be an integer >= 1"),
-    ("search?rollout=nope", "unknown rollout policy 'nope'; known: waits, random, greedy"),
+    ("search?rollout=nope", "unknown rollout policy 'nope'; known: waits, random, greedy, rules"),
     ("search?rollout=", "unknown rollout policy ''"),
     ("search?depth=3", "unexpected keyword argument 'depth'"),
 ])
