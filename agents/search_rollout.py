@@ -39,6 +39,18 @@ pung when the shanten does not rise. Shanten comes from the shanten tables' suit
 suit's tiles left out), and waits from ``hand_kernels.wait_bits_of_codes``. It is about
 three times as slow per play-out as ``waits``.
 
+``rules`` -- the rules bot (:class:`agents.rules_bot.RulesAgent`, default options)
+compiled: the same action at every decision (tested on every decision of played deals).
+Greedy's void choice, kongs and claims, plus the bot's changes: the void-suit tile with the
+least danger (its threat and tile risk, in the float32 and float64 steps numpy takes in
+the bot, so that near-ties break alike); among the lowest-shanten discards at shanten 0 or
+1, the look-ahead worth (the wait sum weighted by void bonus and hand value from
+``hand_kernels.fans``, or the two-step worth of a 1-shanten hand); a pung greedy would
+make passed when the worth after it and its best discard gains less than the margin; a
+cheap Hu on a discard passed (``hand_kernels.theoretical_max`` of the other waits). The
+worths are sums of quarter points, exact in float64 as in the bot's float32. About
+twice as slow per play-out as ``greedy``.
+
 The kernels are cached like the package's own (:mod:`sichuan_env.jit`), in a folder named
 by a hash of this file and the fingerprint of ``sichuan_env``'s sources: they inline the
 engine's step, so a change to either compiles them again.

@@ -427,6 +427,8 @@ def test_arena_cli_bad_option_is_one_line():
     (["--agent", "rules"], "--agent must be a search agent, got 'rules'"),
     (["--deals", "0"], "--deals and --tables must be >= 1"),
     (["--rules", "nope"], "unknown rule preset 'nope'"),
+    (["--baseline", "greedy"], "--baseline must be a search agent, got 'greedy'"),
+    (["--baseline", "search?rollout=x"], "unknown rollout policy 'x'"),
 ])
 def test_search_command_bad_input(argv, words, capsys):
     from agents.search import main
@@ -441,6 +443,22 @@ def test_search_command_reports_strength_and_cost(capsys):
     out = capsys.readouterr().out
     assert "search?k=4&top=2 - rules:" in out and "over 4 deals (1 walls), seed 3" in out
     assert "s per decision" in out and "CPU s per decision" in out
+
+
+def test_search_command_baseline_on_the_same_walls(capsys):
+    """With --baseline the two agents play the same walls: the difference is the
+    difference of their per-wall results (zero for the same agent twice)."""
+    from agents.search import main
+    argv = ["--agent", "search?k=4&top=2", "--deals", "8", "--seed", "3", "--tables", "8"]
+    assert main(argv + ["--baseline", "search?k=4&top=2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 5 and out[0].split(" - rules: ")[1] == out[2].split(" - rules: ")[1]
+    assert out[4] == "search?k=4&top=2 - search?k=4&top=2 (same walls): +0.000 [+0.000, +0.000]"
+    assert main(argv + ["--baseline", "search?k=4&top=1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    a, b = (float(line.split(" - rules: ")[1].split()[0]) for line in (out[0], out[2]))
+    assert out[4].startswith("search?k=4&top=2 - search?k=4&top=1 (same walls): ")
+    assert float(out[4].split(": ")[1].split()[0]) == pytest.approx(a - b, abs=2e-3)
 
 
 @pytest.mark.slow
