@@ -25,11 +25,12 @@ one legal action, or one candidate, cost no play-out.
 Options (``search?k=64&top=4&rollout=greedy``): ``k`` samples per decision (>= 1),
 ``top`` candidates at most (>= 1; 1 plays the prior), ``rollout`` the rollout policy
 (``greedy``, the greedy bot compiled; ``rules``, the rules bot compiled; ``waits``, a
-faster heuristic; or ``random``),
-``z`` the standard errors by which a candidate must beat the prior's choice (>= 0),
-``rollouts`` an upper bound on play-outs per decision (``k`` is lowered to fit; default
-none), ``seed`` the sampler's generator, ``rules`` the rule preset being played (the
-arena passes it).
+faster heuristic; or ``random``), ``z`` the standard errors by which a candidate must
+beat the prior's choice (>= 0), ``rollouts`` an upper bound on play-outs per decision
+(``k`` is lowered to fit; default none), ``hands`` how the other seats' hands are
+sampled (``uniform``, or ``discards``: weighted by their rivers,
+:mod:`agents.search_sampler`), ``seed`` the sampler's generator, ``rules`` the rule
+preset being played (the arena passes it).
 
 Measure it against three ``rules`` bots in the duplicate arena, with its cost per decision::
 
@@ -48,7 +49,7 @@ import numpy as np
 from agents.greedy import Seen, discard_shanten, isolation
 from agents.rules_bot import RulesAgent
 from agents.search_rollout import ROLLOUT_POLICIES, play_out
-from agents.search_sampler import sample_states
+from agents.search_sampler import HAND_SAMPLING, sample_states
 from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_SUIT, VOID_TILE
 from sichuan_env.agent import BaseAgent, make_agent
 from sichuan_env.rules import Rules, get_rules
@@ -82,13 +83,17 @@ class SearchAgent(BaseAgent):
 
     def __init__(self, seed: int | None = None, *, k: int = 64, top: int = 4,
                  rollout: str = "greedy", rollouts: int | None = None, z: float = 1.0,
-                 rules: str | Rules | None = "mil") -> None:
+                 rules: str | Rules | None = "mil", hands: str = "uniform") -> None:
         self.k = _positive_int("k", k)
         self.top = _positive_int("top", top)
         if rollout not in ROLLOUT_POLICIES:
             raise ValueError(f"unknown rollout policy {rollout!r}; known: "
                              f"{', '.join(ROLLOUT_POLICIES)}")
         self.rollout = rollout
+        if hands not in HAND_SAMPLING:
+            raise ValueError(f"unknown hand sampling {hands!r}; known: "
+                             f"{', '.join(HAND_SAMPLING)}")
+        self.hands = hands
         self.rollouts = None if rollouts is None else _positive_int("rollouts", rollouts)
         if isinstance(z, bool) or not isinstance(z, (int, float)) or not 0 <= z < 100:
             raise ValueError(f"z must be a number in 0..100, got {z!r}")
@@ -180,7 +185,7 @@ class SearchAgent(BaseAgent):
             if len(cand) < 2:
                 continue
             k = self.samples_for(len(cand))
-            st = sample_states(views, i, masks[i], self.rules, k, self.rng)
+            st = sample_states(views, i, masks[i], self.rules, k, self.rng, self.hands)
             legal = st.legal_action_mask[:, cand].all(0)
             cand = [a for a, ok in zip(cand, legal.tolist(), strict=True) if ok]
             if len(cand) < 2:
@@ -218,7 +223,8 @@ class SearchAgent(BaseAgent):
 
     def __repr__(self) -> str:
         return (f"SearchAgent(k={self.k}, top={self.top}, rollout={self.rollout!r}, "
-                f"rollouts={self.rollouts}, z={self.z}, rules={self.rules.preset!r}, "
+                f"rollouts={self.rollouts}, z={self.z}, hands={self.hands!r}, "
+                f"rules={self.rules.preset!r}, "
                 f"seed={self.seed})")
 
 

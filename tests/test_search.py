@@ -15,7 +15,13 @@ from agents.arena import main as arena_main
 from agents.greedy import GreedyAgent
 from agents.rules_bot import RulesAgent
 from agents.search import SearchAgent
-from agents.search_sampler import Known, sample_states
+from agents.search_sampler import (
+    DISCARD_WEIGHTS,
+    HAND_SAMPLING,
+    Known,
+    discard_weights,
+    sample_states,
+)
 from sichuan_env import engine, hands
 from sichuan_env.actions import DISCARD, HU, KONG, MELDED_KONG, PASS, PUNG, VOID_SUIT, VOID_TILE
 from sichuan_env.agent import AgentSpecError, make_agent, validate_agent
@@ -275,15 +281,16 @@ def _check_legal_samples(p: State, smp: State) -> None:
         assert (smp.legal_action_mask[r] == p.legal_action_mask[0]).all()
 
 
+@pytest.mark.parametrize("how", HAND_SAMPLING)
 @pytest.mark.parametrize("preset", ["mil", "mahjongsoft"])
-def test_sampled_deals_are_legal(mil_positions, soft_positions, preset):
+def test_sampled_deals_are_legal(mil_positions, soft_positions, preset, how):
     positions = mil_positions if preset == "mil" else soft_positions
     rng = np.random.default_rng(0)
     phases = set()
     for p in positions[::7]:
         seat = int(p.current[0])
         smp = sample_states(seat_view(p, seat, [0]), 0, p.legal_action_mask[0],
-                            get_rules(preset), 3, rng)
+                            get_rules(preset), 3, rng, how)
         _check_legal_samples(p, smp)
         phases.add(int(p.phase[0]))
     assert {VOID, TURN, CLAIM} <= phases
@@ -310,6 +317,54 @@ def _hide_differently(p: State, rng: np.random.Generator) -> State:
 def engine_kernels_refresh(q: State) -> None:
     from sichuan_env import engine_kernels as ek
     ek.refresh_waits(*engine.kernel_rule_args(q.rules), *q.arrays())
+
+
+def test_discard_weights_by_rank_distance():
+    w = discard_weights(np.array([4, 20, 8, -1, -1]), 3)  # 5 and 9 of suit 0, 3 of suit 2
+    assert w[4] == w[20] == w[8] == DISCARD_WEIGHTS[0]
+    assert w[3] == w[5] == w[7] == w[19] == w[21] == DISCARD_WEIGHTS[1]
+    assert w[2] == w[6] == w[18] == w[22] == DISCARD_WEIGHTS[2]
+    assert w[0] == w[9] == w[10] == w[23] == DISCARD_WEIGHTS[3]  # no neighbour across suits
+    assert (discard_weights(np.full(60, -1), 0) == DISCARD_WEIGHTS[3]).all()
+
+
+def test_discard_weighted_hands_hold_thrown_kinds_less(mil_positions):
+    """Weighted by their rivers, the other seats' sampled hands hold the kinds they threw
+    less often, by about the weight of a thrown kind."""
+    rate = {}
+    for how in HAND_SAMPLING:
+        rng = np.random.default_rng(4)
+        held = np.zeros(2)  # copies in sampled hands: thrown kinds, other kinds
+        unseen = np.zeros(2)
+        for p in mil_positions[::3]:
+            seat = int(p.current[0])
+            view = seat_view(p, seat, [0])
+            k = Known(view, 0)
+            if p.phase[0] != TURN:
+                continue
+            smp = sample_states(view, 0, p.legal_action_mask[0], get_rules("mil"), 8, rng,
+                                how)
+            for a in k.others:
+                if k.river_len[a] < 3 or k.hu[a]:
+                    continue
+                thrown = discard_weights(k.river[a], int(k.river_len[a])) == DISCARD_WEIGHTS[0]
+                shown = int(k.void[a]) if k.void_revealed[a] else -1
+                ok = SUIT_OF.astype(int) != shown  # not the seat's revealed void suit
+                for j, sel in enumerate((thrown & ok, ~thrown & ok)):
+                    held[j] += smp.hand[:, a, sel].sum() / 8
+                    unseen[j] += k.unseen[sel].sum()
+        rate[how] = (held[0] / unseen[0]) / (held[1] / unseen[1])
+    # drawn evenly, thrown kinds are held about as often as others (a little more: they
+    # lie in suits other seats may not take); weighted, about 0.6 to 0.7 times that
+    assert 0.9 < rate["uniform"] < 1.25, rate
+    assert 0.55 < rate["discards"] / rate["uniform"] < 0.8, rate
+
+
+def test_hand_sampling_option():
+    assert SearchAgent().hands == "uniform"
+    assert SearchAgent(hands="discards").hands == "discards"
+    with pytest.raises(ValueError, match="unknown hand sampling 'x'; known: uniform, discards"):
+        SearchAgent(hands="x")
 
 
 def test_samples_and_choice_ignore_hidden_tiles(mil_positions):
