@@ -28,8 +28,8 @@ Options (``search?k=64&top=4&rollout=greedy``): ``k`` samples per decision (>= 1
 faster heuristic; or ``random``), ``z`` the standard errors by which a candidate must
 beat the prior's choice (>= 0), ``rollouts`` an upper bound on play-outs per decision
 (``k`` is lowered to fit; default none), ``hands`` how the other seats' hands are
-sampled (``uniform``, or ``discards``: weighted by their rivers,
-:mod:`agents.search_sampler`), ``seed`` the sampler's generator, ``rules`` the rule
+sampled (``discards``, the default: weighted by their rivers,
+:mod:`agents.search_sampler`; or ``uniform``), ``seed`` the sampler's generator, ``rules`` the rule
 preset being played (the arena passes it).
 
 Measure it against three ``rules`` bots in the duplicate arena, with its cost per decision::
@@ -83,7 +83,7 @@ class SearchAgent(BaseAgent):
 
     def __init__(self, seed: int | None = None, *, k: int = 64, top: int = 4,
                  rollout: str = "greedy", rollouts: int | None = None, z: float = 1.0,
-                 rules: str | Rules | None = "mil", hands: str = "uniform") -> None:
+                 rules: str | Rules | None = "mil", hands: str = "discards") -> None:
         self.k = _positive_int("k", k)
         self.top = _positive_int("top", top)
         if rollout not in ROLLOUT_POLICIES:

@@ -361,8 +361,8 @@ def test_discard_weighted_hands_hold_thrown_kinds_less(mil_positions):
 
 
 def test_hand_sampling_option():
-    assert SearchAgent().hands == "uniform"
-    assert SearchAgent(hands="discards").hands == "discards"
+    assert SearchAgent().hands == "discards"  # the default, chosen on seed 901
+    assert SearchAgent(hands="uniform").hands == "uniform"
     with pytest.raises(ValueError, match="unknown hand sampling 'x'; known: uniform, discards"):
         SearchAgent(hands="x")
 
