@@ -24,11 +24,13 @@ one legal action, or one candidate, cost no play-out.
 
 Options (``search?k=64&top=4&rollout=greedy``): ``k`` samples per decision (>= 1),
 ``top`` candidates at most (>= 1; 1 plays the prior), ``rollout`` the rollout policy
-(``greedy``, the greedy bot compiled; ``waits``, a faster heuristic; or ``random``),
-``z`` the standard errors by which a candidate must beat the prior's choice (>= 0),
-``rollouts`` an upper bound on play-outs per decision (``k`` is lowered to fit; default
-none), ``seed`` the sampler's generator, ``rules`` the rule preset being played (the
-arena passes it).
+(``greedy``, the greedy bot compiled; ``rules``, the rules bot compiled; ``waits``, a
+faster heuristic; or ``random``), ``z`` the standard errors by which a candidate must
+beat the prior's choice (>= 0), ``rollouts`` an upper bound on play-outs per decision
+(``k`` is lowered to fit; default none), ``hands`` how the other seats' hands are
+sampled (``discards``, the default: weighted by their rivers,
+:mod:`agents.search_sampler`; or ``uniform``), ``seed`` the sampler's generator, ``rules`` the rule
+preset being played (the arena passes it).
 
 Measure it against three ``rules`` bots in the duplicate arena, with its cost per decision::
 
@@ -47,7 +49,7 @@ import numpy as np
 from agents.greedy import Seen, discard_shanten, isolation
 from agents.rules_bot import RulesAgent
 from agents.search_rollout import ROLLOUT_POLICIES, play_out
-from agents.search_sampler import sample_states
+from agents.search_sampler import HAND_SAMPLING, sample_states
 from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_SUIT, VOID_TILE
 from sichuan_env.agent import BaseAgent, make_agent
 from sichuan_env.rules import Rules, get_rules
@@ -81,13 +83,17 @@ class SearchAgent(BaseAgent):
 
     def __init__(self, seed: int | None = None, *, k: int = 64, top: int = 4,
                  rollout: str = "greedy", rollouts: int | None = None, z: float = 1.0,
-                 rules: str | Rules | None = "mil") -> None:
+                 rules: str | Rules | None = "mil", hands: str = "discards") -> None:
         self.k = _positive_int("k", k)
         self.top = _positive_int("top", top)
         if rollout not in ROLLOUT_POLICIES:
             raise ValueError(f"unknown rollout policy {rollout!r}; known: "
                              f"{', '.join(ROLLOUT_POLICIES)}")
         self.rollout = rollout
+        if hands not in HAND_SAMPLING:
+            raise ValueError(f"unknown hand sampling {hands!r}; known: "
+                             f"{', '.join(HAND_SAMPLING)}")
+        self.hands = hands
         self.rollouts = None if rollouts is None else _positive_int("rollouts", rollouts)
         if isinstance(z, bool) or not isinstance(z, (int, float)) or not 0 <= z < 100:
             raise ValueError(f"z must be a number in 0..100, got {z!r}")
@@ -179,7 +185,7 @@ class SearchAgent(BaseAgent):
             if len(cand) < 2:
                 continue
             k = self.samples_for(len(cand))
-            st = sample_states(views, i, masks[i], self.rules, k, self.rng)
+            st = sample_states(views, i, masks[i], self.rules, k, self.rng, self.hands)
             legal = st.legal_action_mask[:, cand].all(0)
             cand = [a for a, ok in zip(cand, legal.tolist(), strict=True) if ok]
             if len(cand) < 2:
@@ -217,47 +223,69 @@ class SearchAgent(BaseAgent):
 
     def __repr__(self) -> str:
         return (f"SearchAgent(k={self.k}, top={self.top}, rollout={self.rollout!r}, "
-                f"rollouts={self.rollouts}, z={self.z}, rules={self.rules.preset!r}, "
+                f"rollouts={self.rollouts}, z={self.z}, hands={self.hands!r}, "
+                f"rules={self.rules.preset!r}, "
                 f"seed={self.seed})")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """One search agent against three ``rules`` bots (duplicate arena): the pairwise
-    difference with its 95% CI, and the agent's time per decision."""
-    p = argparse.ArgumentParser(description="A search agent against three rules bots "
-                                "(duplicate arena), with its time per decision.")
-    p.add_argument("--agent", default="search", help="a search agent spec (search?k=..)")
-    p.add_argument("--deals", type=int, default=200)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--rules", default="mil", help="rule preset: mil or mahjongsoft")
-    p.add_argument("--tables", type=int, default=64)
-    a = p.parse_args(argv)
-    from agents.arena import run_arena  # the arena imports every agent module
-    from agents.search import SearchAgent as Search  # the class make_agent builds (this
-    # file may run as __main__, a module of its own)
-    try:
-        if a.deals < 1 or a.tables < 1 or a.seed < 0:
-            raise ValueError("--deals and --tables must be >= 1, --seed >= 0")
-        rules = get_rules(a.rules)
-        agent = make_agent(a.agent, seed=a.seed, preset=rules.preset)
-        if not isinstance(agent, Search):
-            raise ValueError(f"--agent must be a search agent, got {a.agent!r}")
-        cpu = time.process_time()
-        res = run_arena([agent, "rules", "rules", "rules"], deals=a.deals, seed=a.seed,
-                        rules=rules, tables=a.tables)
-        cpu = time.process_time() - cpu
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+def _report(spec: str, agent: Any, res: Any, cpu: float, seed: int, preset: str) -> None:
     d = res.pairwise(agent.name, "rules")
-    print(f"{a.agent} - rules: {d['mean']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] "
-          f"over {res.deals} deals ({d['units']} walls), seed {a.seed}, rules {rules.preset}")
+    print(f"{spec} - rules: {d['mean']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] "
+          f"over {res.deals} deals ({d['units']} walls), seed {seed}, rules {preset}")
     per = agent.seconds / max(1, agent.decisions)
     print(f"{agent.decisions} decisions ({agent.searched} searched, {agent.playouts} "
           f"play-outs): {per:.4f} s per decision, "
           f"{agent.seconds / max(1, agent.searched):.4f} s per searched decision "
           f"({agent.cpu_seconds / max(1, agent.decisions):.4f} CPU s per decision); "
           f"{res.seconds:.0f} s wall, {cpu:.0f} s CPU")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """One search agent against three ``rules`` bots (duplicate arena): the pairwise
+    difference with its 95% CI, and the agent's time per decision; with ``--baseline``
+    a second search agent on the same walls, and the difference of the two."""
+    p = argparse.ArgumentParser(description="A search agent against three rules bots "
+                                "(duplicate arena), with its time per decision.")
+    p.add_argument("--agent", default="search", help="a search agent spec (search?k=..)")
+    p.add_argument("--baseline", default=None,
+                   help="a second search agent spec played on the same walls; prints "
+                        "agent - baseline per wall with its 95%% CI")
+    p.add_argument("--deals", type=int, default=200)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rules", default="mil", help="rule preset: mil or mahjongsoft")
+    p.add_argument("--tables", type=int, default=64)
+    a = p.parse_args(argv)
+    from agents.arena import mean_ci, run_arena  # the arena imports every agent module
+    from agents.search import SearchAgent as Search  # the class make_agent builds (this
+    # file may run as __main__, a module of its own)
+    specs = [a.agent] + ([] if a.baseline is None else [a.baseline])
+    runs = []
+    try:
+        if a.deals < 1 or a.tables < 1 or a.seed < 0:
+            raise ValueError("--deals and --tables must be >= 1, --seed >= 0")
+        rules = get_rules(a.rules)
+        agents = [make_agent(spec, seed=a.seed, preset=rules.preset) for spec in specs]
+        for spec, agent in zip(specs, agents, strict=True):
+            if not isinstance(agent, Search):
+                what = "--agent" if spec is a.agent else "--baseline"
+                raise ValueError(f"{what} must be a search agent, got {spec!r}")
+        for agent in agents:
+            cpu = time.process_time()
+            res = run_arena([agent, "rules", "rules", "rules"], deals=a.deals, seed=a.seed,
+                            rules=rules, tables=a.tables)
+            runs.append((agent, res, time.process_time() - cpu))
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for spec, (agent, res, cpu) in zip(specs, runs, strict=True):
+        _report(spec, agent, res, cpu, a.seed, rules.preset)
+    if len(runs) == 2:
+        (ag, ra, _), (bg, rb, _) = runs
+        d = ((ra.unit_means(ag.name) - ra.unit_means("rules"))
+             - (rb.unit_means(bg.name) - rb.unit_means("rules")))
+        m, half, _ = mean_ci(d[~np.isnan(d)])
+        print(f"{a.agent} - {a.baseline} (same walls): {m:+.3f} [{m - half:+.3f}, "
+              f"{m + half:+.3f}]")
     return 0
 
 

@@ -39,6 +39,18 @@ pung when the shanten does not rise. Shanten comes from the shanten tables' suit
 suit's tiles left out), and waits from ``hand_kernels.wait_bits_of_codes``. It is about
 three times as slow per play-out as ``waits``.
 
+``rules`` -- the rules bot (:class:`agents.rules_bot.RulesAgent`, default options)
+compiled: the same action at every decision (tested on every decision of played deals).
+Greedy's void choice, kongs and claims, plus the bot's changes: the void-suit tile with the
+least danger (its threat and tile risk, in the float32 and float64 steps numpy takes in
+the bot, so that near-ties break alike); among the lowest-shanten discards at shanten 0 or
+1, the look-ahead worth (the wait sum weighted by void bonus and hand value from
+``hand_kernels.fans``, or the two-step worth of a 1-shanten hand); a pung greedy would
+make passed when the worth after it and its best discard gains less than the margin; a
+cheap Hu on a discard passed (``hand_kernels.theoretical_max`` of the other waits). The
+worths are sums of quarter points, exact in float64 as in the bot's float32. About
+twice as slow per play-out as ``greedy``.
+
 The kernels are cached like the package's own (:mod:`sichuan_env.jit`), in a folder named
 by a hash of this file and the fingerprint of ``sichuan_env``'s sources: they inline the
 engine's step, so a change to either compiles them again.
@@ -54,6 +66,7 @@ import numba
 import numpy as np
 
 import sichuan_env
+from agents.rules_bot import FAN_CAP, FISH_VALUE, PASS_HU_WALL, STEP_BASE, RulesAgent
 from sichuan_env import engine
 from sichuan_env import engine_kernels as ek
 from sichuan_env import hand_kernels as hk
@@ -73,8 +86,8 @@ from sichuan_env.state import ANS_PASS, CLAIM, ROB, TURN, VOID, State
 from sichuan_env.tables import load_tables
 from sichuan_env.vocab import MELD_KIND_OF_CODE, MELD_KIND_TILES, MELD_TILES
 
-ROLLOUT_POLICIES = ("waits", "random", "greedy")
-POLICY_WAITS, POLICY_RANDOM, POLICY_GREEDY = 0, 1, 2
+ROLLOUT_POLICIES = ("waits", "random", "greedy", "rules")
+POLICY_WAITS, POLICY_RANDOM, POLICY_GREEDY, POLICY_RULES = 0, 1, 2, 3
 
 _i = np.int64
 _U = np.uint64
@@ -83,6 +96,11 @@ _KIND_OF_MELD_CODE = MELD_KIND_OF_CODE.astype(np.int64)
 _TILES_OF_MELD_KIND = MELD_KIND_TILES.astype(np.int64)
 _POW5 = 5 ** np.arange(9, dtype=np.int64)
 NO_SHANTEN = 99
+_RULES = RulesAgent()  # the rules policy is the bot with its default options
+VOID_BONUS = float(_RULES.void_bonus)
+WAIT_VALUE = float(_RULES.wait_value)
+PUNG_MARGIN = float(_RULES.pung_margin)
+FISH_LIVE = int(_RULES.fish_live)
 
 
 def _kernel_dir() -> str:
@@ -563,6 +581,364 @@ def greedy_action(S, t, best, cover):
     return a
 
 
+# ----------------------------------------------------------------------------- rules
+
+_F32 = np.float32
+_BASE_RISK = np.array([0.7, 0.85, 1.0, 1.0, 1.0, 1.0, 1.0, 0.85, 0.7], np.float32)
+
+
+@_njit(inline="always")
+def _bump(c0, c1, c2, k, dn):
+    """The suit codes c0, c1, c2 with ``dn`` more copies of kind ``k``."""
+    step = dn * _POW5[k % 9]
+    if k < 9:
+        c0 += step
+    elif k < 18:
+        c1 += step
+    else:
+        c2 += step
+    return c0, c1, c2
+
+
+@_njit(inline="always")
+def _drop_void(c0, c1, c2, vd):
+    """The suit codes with the void suit's set to 0 (what greedy's shanten reads)."""
+    return (0 if vd == 0 else c0), (0 if vd == 1 else c1), (0 if vd == 2 else c2)
+
+
+@_njit()
+def _rules_weights(S, t, seat, wgt):
+    """The rules bot's wait weights (``RulesAgent.wait_weight``) into ``wgt`` (27,): 1, plus
+    ``void_bonus`` per opponent still playing whose revealed void suit holds the kind."""
+    for k in range(27):
+        wgt[k] = 1.0
+    for r in range(1, 4):
+        a = (seat + r) % 4
+        vd = _i(S.void[t, a])
+        if S.hu[t, a] or not S.void_revealed[t, a] or vd < 0:
+            continue
+        for k in range(9 * vd, 9 * vd + 9):
+            wgt[k] += VOID_BONUS
+
+
+@_njit()
+def _ready_worth(S, hand, c0, c1, c2, mk, n_melds, vd, live, wgt, valued, fan):
+    """``RulesAgent.ready_scores`` of the standing hand ``hand`` (raw suit codes c0..c2):
+    the sum over its waits with live copies of live copies x wait weight, times
+    ``1 + wait_value (value - 1)`` when ``valued``."""
+    bits = hk.wait_bits_of_codes(S.packed, S.shift, S.mask, S.mask7, c0, c1, c2,
+                                 _i(n_melds), vd)
+    total = 0.0
+    if bits == 0:
+        return total
+    for j in range(27):
+        if (bits >> j) & 1 and live[j] > 0 and (
+                _i(hand[j]) + _TILES_OF_MELD_KIND[mk[j]] < 4):
+            w = live[j] * wgt[j]
+            if valued:
+                fans = hk.fans(hand, j, mk, False, False, False, False, fan)
+                w *= 1.0 + WAIT_VALUE * (hk.value_of(fans, FAN_CAP) - 1.0)
+            total += w
+    return total
+
+
+@_njit(inline="always")
+def _near_held(hand, j, vd):
+    """Whether ``hand`` holds a tile of ``j``'s suit (not the void suit) within two ranks."""
+    if j // 9 == vd:
+        return False
+    r = j % 9
+    near = False
+    for d in range(max(-r, -2), min(8 - r, 2) + 1):
+        near = near or hand[j + d] > 0
+    return near
+
+
+@_njit()
+def _two_step_worth(S, hand, c0, c1, c2, mk, n_melds, vd, live, wgt, best, cover, fan):
+    """``RulesAgent.two_step_scores`` of the 1-shanten standing hand ``hand`` (raw codes
+    c0..c2): over its effective draws t, live copies x (``STEP_BASE`` + the best wait sum
+    after drawing t and discarding one tile, t's copy no longer live)."""
+    z0, z1, z2 = _drop_void(c0, c1, c2, vd)
+    out = 0.0
+    for t in range(27):
+        if (t // 9 == vd or live[t] <= 0
+                or _i(hand[t]) + _TILES_OF_MELD_KIND[mk[t]] >= 4
+                or not _near_held(hand, t, vd)):
+            continue
+        y0, y1, y2 = _bump(z0, z1, z2, t, 1)
+        if _shanten3(best, cover, y0, y1, y2, n_melds) >= 1:
+            continue
+        d0, d1, d2 = _bump(c0, c1, c2, t, 1)
+        hand[t] += 1
+        live[t] -= 1
+        top = 0.0
+        for d in range(27):
+            if hand[d] <= 0 or d // 9 == vd:
+                continue
+            e0, e1, e2 = _bump(d0, d1, d2, d, -1)
+            hand[d] -= 1
+            w = _ready_worth(S, hand, e0, e1, e2, mk, n_melds, vd, live, wgt, False, fan)
+            hand[d] += 1
+            if w > top:
+                top = w
+        hand[t] -= 1
+        live[t] += 1
+        out += live[t] * (STEP_BASE + top)
+    return out
+
+
+@_njit()
+def _hand_worth(S, hand, c0, c1, c2, mk, n_melds, vd, live, wgt, best, cover, fan):
+    """``RulesAgent.hand_worth`` of the standing hand ``hand`` (raw codes c0..c2):
+    -1000 x shanten plus the look-ahead worth (ready, 1-shanten) or the live effective
+    tiles (further), each capped at 998."""
+    z0, z1, z2 = _drop_void(c0, c1, c2, vd)
+    sh = _shanten3(best, cover, z0, z1, z2, n_melds)
+    out = -1000.0 * sh
+    if sh == 0:
+        out += min(_ready_worth(S, hand, c0, c1, c2, mk, n_melds, vd, live, wgt, True,
+                                fan), 998.0)
+    elif sh == 1:
+        out += min(_two_step_worth(S, hand, c0, c1, c2, mk, n_melds, vd, live, wgt, best,
+                                   cover, fan), 998.0)
+    elif sh >= 2:
+        eff = 0
+        for j in range(27):
+            if (live[j] <= 0 or _i(hand[j]) + _TILES_OF_MELD_KIND[mk[j]] >= 4
+                    or not _near_held(hand, j, vd)):
+                continue
+            y0, y1, y2 = _bump(z0, z1, z2, j, 1)
+            if _shanten3(best, cover, y0, y1, y2, n_melds) < sh:
+                eff += live[j]
+        out += min(float(eff), 998.0)
+    return out
+
+
+@_njit()
+def _pung_gain(S, hand, k, mk, n_melds, vd, live, wgt, best, cover, fan):
+    """``RulesAgent.pung_gain``: the worth after punging kind ``k`` and the best discard,
+    minus the worth of the hand as it stands."""
+    raw = np.empty(3, np.int64)
+    codes = np.empty(3, np.int64)
+    _greedy_codes(hand, vd, codes, raw)
+    now = _hand_worth(S, hand, raw[0], raw[1], raw[2], mk, n_melds, vd, live, wgt, best,
+                      cover, fan)
+    c0, c1, c2 = _bump(raw[0], raw[1], raw[2], k, -2)
+    hand[k] -= 2
+    kind = mk[k]
+    mk[k] = 1
+    after = -np.inf
+    for d in range(27):
+        if hand[d] <= 0 or d // 9 == vd:
+            continue
+        e0, e1, e2 = _bump(c0, c1, c2, d, -1)
+        hand[d] -= 1
+        w = _hand_worth(S, hand, e0, e1, e2, mk, n_melds + 1, vd, live, wgt, best, cover,
+                        fan)
+        hand[d] += 1
+        if w > after:
+            after = w
+    mk[k] = kind
+    hand[k] += 2
+    return after - now
+
+
+@_njit()
+def _pass_cheap_hu(S, t, hand, k, mk, vd, live, fan):
+    """``RulesAgent._pass_cheap_hu``: pass this Hu on a discard of kind ``k``."""
+    val = hk.value_of(hk.fans(hand, k, mk, False, False, False, False, fan), FAN_CAP)
+    tables = (S.flags3, S.complete, S.packed, S.shift, S.mask, S.mask7)
+    waits = np.empty(27, np.bool_)
+    big = hk.theoretical_max(tables, hand, mk, vd, FAN_CAP, waits) >= 4
+    hk.wait_mask(tables, hand, mk, vd, waits)
+    live_other = 0
+    for j in range(27):
+        if waits[j] and j != k:
+            live_other += live[j]
+    fish = live_other >= FISH_LIVE and val <= FISH_VALUE
+    return (val <= 1 and big and live_other >= 2) or fish
+
+
+@_njit()
+def _rules_void_discard(S, t, seat, row, hand, vd, live):
+    """``RulesAgent.choose_void_discard``: the void-suit tile with the least danger, then
+    the most copies held; float32 and float64 steps as numpy takes them in the bot."""
+    any_hu = S.hu[t, 0] or S.hu[t, 1] or S.hu[t, 2] or S.hu[t, 3]
+    thr = np.zeros(4, np.float32)
+    ov = np.full(4, -1, np.int64)
+    own = np.zeros((4, 9), np.bool_)  # own discards of my void suit's kinds per seat
+    for o in range(1, 4):
+        a = (seat + o) % 4
+        if S.void_revealed[t, a]:
+            ov[o] = S.void[t, a]
+        ln = _i(S.river_len[t, a])
+        melds = 0
+        for k in range(27):
+            if S.meld[t, a, k] != 0:
+                melds += 1
+        for j in range(ln):
+            x = _i(S.river[t, a, j])
+            if x // 9 == vd:
+                own[o, x - 9 * vd] = True
+        m = _F32(melds)
+        x = (_F32(ln) - _F32(4.0)) / _F32(10.0)
+        x = min(max(x, _F32(0.0)), _F32(0.7)) + _F32(0.15) * m
+        if melds >= 3:
+            x = max(x, _F32(0.8))
+        if any_hu:
+            x = _F32(np.float64(x) + 0.1)
+        last = _i(S.river[t, a, ln - 1]) if ln > 0 else -1
+        if last >= 0 and ov[o] >= 0 and last // 9 == ov[o]:
+            x = x * _F32(0.3)
+        if S.hu[t, a] or ov[o] < 0:
+            x = _F32(0.0)
+        thr[o] = min(max(x, _F32(0.0)), _F32(1.0))
+    pick = -1
+    top = _F32(0.0)
+    for k in range(9 * vd, 9 * vd + 9):
+        if not row[DISCARD + k] or hand[k] <= 0:
+            continue
+        risk = np.float64(_BASE_RISK[k % 9]) * (0.5 if live[k] <= 0 else 1.0)
+        dng = _F32(0.0)
+        for o in range(1, 4):
+            if ov[o] == vd:
+                continue
+            r = risk * (0.35 if own[o, k - 9 * vd] else 1.0)
+            dng = _F32(np.float64(dng) + np.float64(thr[o]) * r)
+        pref = _F32(_F32(hand[k]) * _F32(0.01)) - dng
+        if pick < 0 or pref > top:
+            pick = k
+            top = pref
+    return pick
+
+
+@_njit()
+def _rules_turn(S, t, seat, row, best, cover):
+    """The rules bot's own-turn choice (greedy's with ``RulesAgent``'s void-tile order
+    and look-ahead discards)."""
+    if row[HU]:
+        return HU
+    hand = S.hand[t, seat]
+    vd = _i(S.void[t, seat])
+    any_kong = False
+    for k in range(27):
+        if row[KONG + k]:
+            any_kong = True
+    n_disc, only = _legal_discards(row)
+    if n_disc == 1 and not any_kong:
+        return DISCARD + only
+    mk = np.empty(27, np.int64)
+    live = np.empty(27, np.int64)
+    n_melds = _greedy_seen(S, t, seat, mk, live)
+    if vd >= 0 and not any_kong:
+        pick = _rules_void_discard(S, t, seat, row, hand, vd, live)
+        if pick >= 0:
+            return DISCARD + pick
+    codes = np.empty(3, np.int64)
+    raw = np.empty(3, np.int64)
+    _greedy_codes(hand, vd, codes, raw)
+    sh = np.full(27, NO_SHANTEN, np.int64)
+    low = NO_SHANTEN
+    for k in range(27):
+        if row[DISCARD + k] and hand[k] > 0:
+            sh[k] = _shanten_plus(best, cover, codes, vd, k, -1, -1, 0, n_melds)
+            low = min(low, sh[k])
+    n_cand = 0
+    for k in range(27):
+        if sh[k] == low and low < NO_SHANTEN:
+            n_cand += 1
+    look = n_cand > 1 and low <= 1
+    wgt = np.empty(27, np.float64)
+    if look:
+        _rules_weights(S, t, seat, wgt)
+    fan = np.empty(10, np.int64)
+    out = -1
+    top = 0.0
+    for k in range(27):
+        if low == NO_SHANTEN or sh[k] != low:
+            continue
+        key = float(_iso10(hand, k))
+        if look:
+            c0, c1, c2 = _bump(raw[0], raw[1], raw[2], k, -1)
+            hand[k] -= 1
+            if low == 0:
+                w = _ready_worth(S, hand, c0, c1, c2, mk, n_melds, vd, live, wgt, True, fan)
+            else:
+                w = _two_step_worth(S, hand, c0, c1, c2, mk, n_melds, vd, live, wgt, best,
+                                    cover, fan)
+            hand[k] += 1
+            key += 1000.0 * min(w, 998.0)
+        elif n_cand > 1:
+            key += 1000.0 * _live_effective(S, hand, k, low, mk, n_melds, vd, live, codes,
+                                            raw, best, cover)
+        if out < 0 or key > top:
+            out = DISCARD + k
+            top = key
+    for k in range(27):  # a kong when the shanten after it is not higher (the last one)
+        if row[KONG + k]:
+            held = _i(hand[k])
+            drop = held if held == 4 else 1
+            after = _shanten_plus(best, cover, codes, vd, k, -drop, -1, 0,
+                                  n_melds + (1 if mk[k] == 0 else 0))
+            if after <= low:
+                out = KONG + k
+    return out
+
+
+@_njit()
+def _rules_claim(S, t, seat, row, best, cover):
+    """The rules bot's answer to a discard or a promoted kong: greedy's, with cheap Hu on
+    a discard passed and pungs judged by their look-ahead worth."""
+    hand = S.hand[t, seat]
+    vd = _i(S.void[t, seat])
+    k = _i(S.claim_tile[t])
+    if row[HU]:
+        if S.phase[t] == CLAIM and _i(S.wall_back[t]) - _i(S.wall_front[t]) >= PASS_HU_WALL:
+            mk = np.empty(27, np.int64)
+            live = np.empty(27, np.int64)
+            _greedy_seen(S, t, seat, mk, live)
+            if _pass_cheap_hu(S, t, hand, k, mk, vd, live, np.empty(10, np.int64)):
+                return PASS
+        return HU
+    out = _greedy_claim(S, t, seat, row, best, cover)
+    if out != PUNG:
+        return out
+    if vd >= 0:
+        for j in range(9 * vd, 9 * vd + 9):
+            if hand[j] > 0:
+                return out  # void tiles held: greedy's pung
+    mk = np.empty(27, np.int64)
+    live = np.empty(27, np.int64)
+    n_melds = _greedy_seen(S, t, seat, mk, live)
+    wgt = np.empty(27, np.float64)
+    _rules_weights(S, t, seat, wgt)
+    gain = _pung_gain(S, hand, k, mk, n_melds, vd, live, wgt, best, cover,
+                      np.empty(10, np.int64))
+    return PASS if gain < PUNG_MARGIN else PUNG
+
+
+@_njit()
+def rules_action(S, t, best, cover):
+    """The ``rules`` policy's action for the seat to decide at table ``t`` (arguments as
+    :func:`greedy_action`)."""
+    seat = _i(S.current[t])
+    row = S.legal_action_mask[t]
+    ph = S.phase[t]
+    a = -1
+    if ph == VOID:
+        a = _greedy_void(S.hand[t, seat], best, cover)
+    elif ph == TURN:
+        a = _rules_turn(S, t, seat, row, best, cover)
+    elif ph in (CLAIM, ROB):
+        a = _rules_claim(S, t, seat, row, best, cover)
+    if a < 0 or not row[a]:
+        for b in range(N_ACTIONS):
+            if row[b]:
+                return b
+    return a
+
+
 @_njit()
 def _play_out(bag, first, policy, done_out, max_steps, best):
     S = bag
@@ -586,6 +962,8 @@ def _policy_action(S, t, policy, best, cover):
         return random_action(S, t)
     if policy == POLICY_GREEDY:
         return greedy_action(S, t, best, cover)
+    if policy == POLICY_RULES:
+        return rules_action(S, t, best, cover)
     return waits_action(S, t)
 
 

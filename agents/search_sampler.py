@@ -21,6 +21,15 @@ kong-robbing window, the tile being added -- are shuffled and dealt to
 2. the face-down winning tiles of self-drawn Hu;
 3. the wall, in the shuffled order.
 
+With ``hands="discards"`` the other seats' hands are drawn with weights instead of evenly:
+one after another, each takes its tiles from the shuffled pool with a chance in
+proportion to a weight per kind, by what its own river shows (:data:`DISCARD_WEIGHTS`):
+a kind it has discarded, a kind one rank from one it discarded, two ranks from one, any
+other. The weights are the rates at which seats of four ``rules`` bots held such kinds
+(copies in the hand over copies unseen by another seat, relative to the last category),
+measured on 800 deals of either preset: a seat holds a kind it threw about 0.6 times as
+often as an unrelated one. What no seat takes stays in the wall in the shuffled order.
+
 A seat that has chosen its void suit but not yet shown it gets the suit with the fewest
 tiles in its sampled hand (ties: the lower suit); until it has discarded, one tile of
 that suit (the kind with the fewest copies) is its set-aside tile, when it holds one.
@@ -183,6 +192,45 @@ def _base(k: Known, rules: Rules, n: int) -> State:
     return st
 
 
+HAND_SAMPLING = ("uniform", "discards")
+# weight of a kind in a seat's sampled hand: discarded by it, one rank from its discard,
+# two ranks from one, other (see the module docstring)
+DISCARD_WEIGHTS = (0.61, 0.83, 1.06, 1.0)
+
+
+def discard_weights(river: np.ndarray, n: int) -> np.ndarray:
+    """(27,) :data:`DISCARD_WEIGHTS` of each kind for a seat whose river holds the ``n``
+    kinds ``river[:n]``."""
+    thrown = np.zeros(N_KINDS, bool)
+    thrown[np.asarray(river[:n], np.intp)] = True
+    by_rank = thrown.reshape(3, 9)
+    near1 = np.zeros((3, 9), bool)
+    near1[:, 1:] |= by_rank[:, :-1]
+    near1[:, :-1] |= by_rank[:, 1:]
+    near2 = np.zeros((3, 9), bool)
+    near2[:, 2:] |= by_rank[:, :-2]
+    near2[:, :-2] |= by_rank[:, 2:]
+    w = np.full(N_KINDS, DISCARD_WEIGHTS[3])
+    w[near2.ravel()] = DISCARD_WEIGHTS[2]
+    w[near1.ravel()] = DISCARD_WEIGHTS[1]
+    w[thrown] = DISCARD_WEIGHTS[0]
+    return w
+
+
+def _take_weighted(pool: list[int], n: int, banned_suit: int, weight: np.ndarray,
+                   rng: np.random.Generator) -> list[int]:
+    """Like :func:`_take`, but ``n`` tiles drawn one after another with chances in
+    proportion to ``weight`` of their kind (exponential keys, largest first)."""
+    arr = np.asarray(pool, np.intp)
+    keys = np.log1p(-rng.random(arr.size)) / weight[arr]
+    keys[SUIT_OF[arr] == banned_suit] = -np.inf  # those only when nothing else is left
+    pick = np.argsort(-keys, kind="stable")[:n]
+    keep = np.ones(arr.size, bool)
+    keep[pick] = False
+    pool[:] = arr[keep].tolist()
+    return arr[pick].tolist()
+
+
 def _take(pool: list[int], n: int, banned_suit: int) -> list[int]:
     """Remove and return the first ``n`` tiles of ``pool`` not of ``banned_suit`` (then
     any tiles when too few are left)."""
@@ -200,12 +248,17 @@ def _take(pool: list[int], n: int, banned_suit: int) -> list[int]:
 
 
 def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int,
-                  rng: np.random.Generator) -> State:
+                  rng: np.random.Generator, hands: str = "uniform") -> State:
     """``n`` engine tables consistent with row ``i`` of ``view`` (hidden tiles sampled
     with ``rng``; see the module docstring); ``mask`` is the deciding seat's legal mask
     (in a claim window its options are set from it). Their rules are ``rules`` with one
-    deal per match; ``legal_action_mask`` holds the deciding seat's legal actions."""
+    deal per match; ``legal_action_mask`` holds the deciding seat's legal actions.
+    ``hands``: how the other seats' hands are drawn (:data:`HAND_SAMPLING`)."""
+    if hands not in HAND_SAMPLING:
+        raise ValueError(f"unknown hand sampling {hands!r}; known: {', '.join(HAND_SAMPLING)}")
     k = Known(view, i)
+    weight = ({a: discard_weights(k.river[a], int(k.river_len[a])) for a in k.others}
+              if hands == "discards" else None)
     rules1 = rules.replace(deals_per_match=1)
     st = _base(k, rules1, n)
     tiles = np.repeat(np.arange(N_KINDS), k.unseen)
@@ -214,7 +267,9 @@ def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int
     for t in range(n):
         pool = rng.permutation(tiles).tolist()
         for a in constrained + free:
-            got = _take(pool, k.sizes[a], int(k.void[a]) if a in constrained else -1)
+            banned = int(k.void[a]) if a in constrained else -1
+            got = (_take(pool, k.sizes[a], banned) if weight is None
+                   else _take_weighted(pool, k.sizes[a], banned, weight[a], rng))
             counts = np.bincount(got, minlength=N_KINDS)
             if a in free and k.void_chosen(a):
                 per_suit = counts.reshape(3, 9).sum(1)

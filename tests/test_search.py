@@ -15,7 +15,13 @@ from agents.arena import main as arena_main
 from agents.greedy import GreedyAgent
 from agents.rules_bot import RulesAgent
 from agents.search import SearchAgent
-from agents.search_sampler import Known, sample_states
+from agents.search_sampler import (
+    DISCARD_WEIGHTS,
+    HAND_SAMPLING,
+    Known,
+    discard_weights,
+    sample_states,
+)
 from sichuan_env import engine, hands
 from sichuan_env.actions import DISCARD, HU, KONG, MELDED_KONG, PASS, PUNG, VOID_SUIT, VOID_TILE
 from sichuan_env.agent import AgentSpecError, make_agent, validate_agent
@@ -149,6 +155,53 @@ def test_greedy_policy_chooses_what_greedy_chooses(preset, n_tables):
     assert sum(kinds.values()) >= 500 and all(v > 0 for v in kinds.values()), kinds
 
 
+@pytest.mark.parametrize("preset, n_tables", [("mil", 24), ("mahjongsoft", 16)])
+def test_rules_policy_chooses_what_rules_chooses(preset, n_tables):
+    """The compiled ``rules`` rollout policy is the Python rules bot (default options):
+    the same action at every decision of deals played by rules and greedy bots in turn
+    (several hundred decisions with a choice, every decision kind, the look-ahead
+    discards, judged pungs, passed Hu and the void-tile order among them)."""
+    st = engine.reset(np.arange(60, 60 + n_tables), get_rules(preset))
+    bots = [RulesAgent(), GreedyAgent()]
+    python_rules = RulesAgent()
+    python_greedy = GreedyAgent()
+    kinds = {"void": 0, "discard": 0, "void_tile": 0, "own_kong": 0, "pung": 0,
+             "claim_kong": 0, "hu": 0, "look_ahead": 0, "void_tile_order": 0,
+             "pung_passed": 0, "hu_passed": 0}
+    step = 0
+    while not st.done.all():
+        live = np.flatnonzero(~st.done)
+        masks = st.legal_action_mask[live]
+        view = seat_view(st, st.current[live], live)
+        want = python_rules.act_batch(view, masks)
+        greedy = python_greedy.act_batch(view, masks)
+        got = sr.choose_actions(st, live, "rules")
+        assert (got == want).all(), (live[got != want], got[got != want], want[got != want])
+        for i, t in enumerate(live.tolist()):
+            m, ph = masks[i], int(st.phase[t])
+            if m.sum() < 2:
+                continue
+            hand = st.hand[t, int(st.current[t])]
+            vd = int(st.void[t, int(st.current[t])])
+            differs = want[i] != greedy[i]
+            kinds["void"] += ph == VOID
+            kinds["hu"] += bool(m[HU])
+            kinds["hu_passed"] += bool(m[HU]) and want[i] == PASS
+            kinds["own_kong"] += ph == TURN and bool(m[KONG:PUNG].any())
+            kinds["pung"] += ph == CLAIM and bool(m[PUNG])
+            kinds["pung_passed"] += ph == CLAIM and greedy[i] == PUNG and want[i] == PASS
+            kinds["claim_kong"] += ph == CLAIM and bool(m[MELDED_KONG])
+            if ph == TURN and vd >= 0:
+                key = "void_tile" if hand[9 * vd:9 * vd + 9].sum() else "discard"
+                kinds[key] += 1
+                kinds["void_tile_order" if key == "void_tile" else "look_ahead"] += differs
+        acts = np.zeros(st.batch_size, np.int64)
+        acts[live] = choose(st, live, [bots[step % 2]])
+        engine.step(st, acts, inplace=True)
+        step += 1
+    assert sum(kinds.values()) >= 500 and all(v > 0 for v in kinds.values()), kinds
+
+
 @pytest.mark.parametrize("policy", sr.ROLLOUT_POLICIES)
 def test_play_out_is_the_engine_step_by_step(mil_positions, policy):
     """The compiled play-out ends where stepping the engine with the same policy ends."""
@@ -228,15 +281,16 @@ def _check_legal_samples(p: State, smp: State) -> None:
         assert (smp.legal_action_mask[r] == p.legal_action_mask[0]).all()
 
 
+@pytest.mark.parametrize("how", HAND_SAMPLING)
 @pytest.mark.parametrize("preset", ["mil", "mahjongsoft"])
-def test_sampled_deals_are_legal(mil_positions, soft_positions, preset):
+def test_sampled_deals_are_legal(mil_positions, soft_positions, preset, how):
     positions = mil_positions if preset == "mil" else soft_positions
     rng = np.random.default_rng(0)
     phases = set()
     for p in positions[::7]:
         seat = int(p.current[0])
         smp = sample_states(seat_view(p, seat, [0]), 0, p.legal_action_mask[0],
-                            get_rules(preset), 3, rng)
+                            get_rules(preset), 3, rng, how)
         _check_legal_samples(p, smp)
         phases.add(int(p.phase[0]))
     assert {VOID, TURN, CLAIM} <= phases
@@ -263,6 +317,54 @@ def _hide_differently(p: State, rng: np.random.Generator) -> State:
 def engine_kernels_refresh(q: State) -> None:
     from sichuan_env import engine_kernels as ek
     ek.refresh_waits(*engine.kernel_rule_args(q.rules), *q.arrays())
+
+
+def test_discard_weights_by_rank_distance():
+    w = discard_weights(np.array([4, 20, 8, -1, -1]), 3)  # 5 and 9 of suit 0, 3 of suit 2
+    assert w[4] == w[20] == w[8] == DISCARD_WEIGHTS[0]
+    assert w[3] == w[5] == w[7] == w[19] == w[21] == DISCARD_WEIGHTS[1]
+    assert w[2] == w[6] == w[18] == w[22] == DISCARD_WEIGHTS[2]
+    assert w[0] == w[9] == w[10] == w[23] == DISCARD_WEIGHTS[3]  # no neighbour across suits
+    assert (discard_weights(np.full(60, -1), 0) == DISCARD_WEIGHTS[3]).all()
+
+
+def test_discard_weighted_hands_hold_thrown_kinds_less(mil_positions):
+    """Weighted by their rivers, the other seats' sampled hands hold the kinds they threw
+    less often, by about the weight of a thrown kind."""
+    rate = {}
+    for how in HAND_SAMPLING:
+        rng = np.random.default_rng(4)
+        held = np.zeros(2)  # copies in sampled hands: thrown kinds, other kinds
+        unseen = np.zeros(2)
+        for p in mil_positions[::3]:
+            seat = int(p.current[0])
+            view = seat_view(p, seat, [0])
+            k = Known(view, 0)
+            if p.phase[0] != TURN:
+                continue
+            smp = sample_states(view, 0, p.legal_action_mask[0], get_rules("mil"), 8, rng,
+                                how)
+            for a in k.others:
+                if k.river_len[a] < 3 or k.hu[a]:
+                    continue
+                thrown = discard_weights(k.river[a], int(k.river_len[a])) == DISCARD_WEIGHTS[0]
+                shown = int(k.void[a]) if k.void_revealed[a] else -1
+                ok = SUIT_OF.astype(int) != shown  # not the seat's revealed void suit
+                for j, sel in enumerate((thrown & ok, ~thrown & ok)):
+                    held[j] += smp.hand[:, a, sel].sum() / 8
+                    unseen[j] += k.unseen[sel].sum()
+        rate[how] = (held[0] / unseen[0]) / (held[1] / unseen[1])
+    # drawn evenly, thrown kinds are held about as often as others (a little more: they
+    # lie in suits other seats may not take); weighted, about 0.6 to 0.7 times that
+    assert 0.9 < rate["uniform"] < 1.25, rate
+    assert 0.55 < rate["discards"] / rate["uniform"] < 0.8, rate
+
+
+def test_hand_sampling_option():
+    assert SearchAgent().hands == "discards"  # the default, chosen on seed 901
+    assert SearchAgent(hands="uniform").hands == "uniform"
+    with pytest.raises(ValueError, match="unknown hand sampling 'x'; known: uniform, discards"):
+        SearchAgent(hands="x")
 
 
 def test_samples_and_choice_ignore_hidden_tiles(mil_positions):
@@ -350,7 +452,7 @@ def test_rollout_budget_lowers_samples():
     ("search?top=0", "top must be an integer >= 1"),
     ("search?k=2.5", "k must be an integer >= 1, got 2.5"),
     ("search?rollouts=0", "rollouts must be an integer >= 1"),
-    ("search?rollout=nope", "unknown rollout policy 'nope'; known: waits, random, greedy"),
+    ("search?rollout=nope", "unknown rollout policy 'nope'; known: waits, random, greedy, rules"),
     ("search?rollout=", "unknown rollout policy ''"),
     ("search?depth=3", "unexpected keyword argument 'depth'"),
 ])
@@ -380,6 +482,8 @@ def test_arena_cli_bad_option_is_one_line():
     (["--agent", "rules"], "--agent must be a search agent, got 'rules'"),
     (["--deals", "0"], "--deals and --tables must be >= 1"),
     (["--rules", "nope"], "unknown rule preset 'nope'"),
+    (["--baseline", "greedy"], "--baseline must be a search agent, got 'greedy'"),
+    (["--baseline", "search?rollout=x"], "unknown rollout policy 'x'"),
 ])
 def test_search_command_bad_input(argv, words, capsys):
     from agents.search import main
@@ -394,6 +498,22 @@ def test_search_command_reports_strength_and_cost(capsys):
     out = capsys.readouterr().out
     assert "search?k=4&top=2 - rules:" in out and "over 4 deals (1 walls), seed 3" in out
     assert "s per decision" in out and "CPU s per decision" in out
+
+
+def test_search_command_baseline_on_the_same_walls(capsys):
+    """With --baseline the two agents play the same walls: the difference is the
+    difference of their per-wall results (zero for the same agent twice)."""
+    from agents.search import main
+    argv = ["--agent", "search?k=4&top=2", "--deals", "8", "--seed", "3", "--tables", "8"]
+    assert main(argv + ["--baseline", "search?k=4&top=2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 5 and out[0].split(" - rules: ")[1] == out[2].split(" - rules: ")[1]
+    assert out[4] == "search?k=4&top=2 - search?k=4&top=2 (same walls): +0.000 [+0.000, +0.000]"
+    assert main(argv + ["--baseline", "search?k=4&top=1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    a, b = (float(line.split(" - rules: ")[1].split()[0]) for line in (out[0], out[2]))
+    assert out[4].startswith("search?k=4&top=2 - search?k=4&top=1 (same walls): ")
+    assert float(out[4].split(": ")[1].split()[0]) == pytest.approx(a - b, abs=2e-3)
 
 
 @pytest.mark.slow
