@@ -190,8 +190,8 @@ def test_benchmark_builds_the_width_and_refuses_zero(tmp_path):
 @pytest.mark.slow
 def test_rllib_run_trains_saves_and_resumes_the_width(tmp_path):
     """--backend rllib --channels 16 with the SB3 imitation warm start: the policy file and
-    the checkpoint hold 16-channel networks, ``rllib:PATH`` plays it, and a resume that asks
-    for another width stops with one line before Ray starts."""
+    the checkpoint hold 16-channel networks, ``rllib:PATH`` plays it; a resume that asks
+    for another width stops with one line before Ray starts, one that names none keeps 16."""
     pytest.importorskip("ray.rllib")
     from agents.arena import run_arena
     from agents.rllib_agent import load_net
@@ -219,3 +219,11 @@ def test_rllib_run_trains_saves_and_resumes_the_width(tmp_path):
     assert refused.returncode == 2
     line = _one_error_line(refused.stderr)
     assert "--channels 32" in line and "16 channels" in line
+    kept = _run("train.py", "--backend", "rllib", "--env-runners", "1", "--tables", "8",
+                "--n-steps", "32", "--threads", "1", "--resume", str(out / "checkpoint"),
+                "--total-steps", "256", "--checkpoint-every", "0", "--eval-every", "0",
+                "--final-eval-deals", "4", "--no-progress", "--out", str(tmp_path / "kept"),
+                timeout=900)
+    assert kept.returncode == 0, kept.stdout[-2000:] + kept.stderr[-4000:]
+    assert "16 channels" in kept.stdout
+    assert load_net(tmp_path / "kept" / "policy.pt").config["channels"] == 16

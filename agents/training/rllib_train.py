@@ -170,11 +170,25 @@ def policy_layout(args: argparse.Namespace) -> dict[str, Any]:
     return make_layout(analysis=args.features == "analysis")
 
 
+#: The first convolution's weights in the trained module's state (out channels first).
+_FIRST_CONV = "net.features_extractor.convs.0.weight"
+
+
 def checkpoint_channels(path: str | Path) -> int | None:
     """The convolutions' channels of the network in the RLlib checkpoint folder ``path``
-    (what ``--resume`` continues), or None when there is no checkpoint there."""
-    if not (Path(path) / "learner_group").is_dir():
+    (what ``--resume`` continues), or None when there is no checkpoint there. Read from the
+    module's saved weights (RLlib pickles them as numpy arrays), without building it."""
+    learner = Path(path) / "learner_group"
+    if not learner.is_dir():
         return None
+    state_file = learner / "learner" / "rl_module" / MODULE_ID / "module_state.pkl"
+    if state_file.is_file():
+        import pickle
+
+        with open(state_file, "rb") as f:
+            state = pickle.load(f)
+        if _FIRST_CONV in state:
+            return int(state[_FIRST_CONV].shape[0])
     return int(load_net(path).config["channels"])
 
 
