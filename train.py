@@ -8,7 +8,9 @@ Uses sb3-contrib's MaskablePPO (illegal actions are masked out of the policy) on
 other seats played inside the environment, batched, by ``--opponents``: one bot name for
 all three seats or three names (the seats after the learner), ``self`` for frozen
 snapshots of the learner (refreshed every ``--snapshot-every`` steps). The network reads
-the observation planes (:mod:`agents.training.ppo_policy`).
+the observation planes (:mod:`agents.training.ppo_policy`) through two convolutions of
+``--channels`` channels (most of its arithmetic); the model saves the width
+(``sichuan_channels``; RLlib's ``policy.pt`` in its configuration).
 
 Before PPO the policy imitates a rule bot (``--imitate rules``, the default; ``none`` to
 start from scratch) for ``--imitate-steps`` learner decisions on the same environment,
@@ -49,6 +51,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+#: ``--channels`` when not given: the width of the network's convolutions (a model that
+#: names none was built with agents.training.ppo_policy.CHANNELS; the number is written
+#: here so that parsing the options stays free of torch).
+DEFAULT_CHANNELS = 64
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -138,6 +145,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "bf16 where the hardware does it, else fp32 (fp32)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch threads (default: this machine's cores)")
+    p.add_argument("--channels", type=int, default=DEFAULT_CHANNELS,
+                   help="the network's convolution channels: most of its arithmetic, so "
+                        "fewer learn faster per CPU-second; a resumed run keeps its "
+                        f"checkpoint's ({DEFAULT_CHANNELS})")
     args = p.parse_args(argv)
     check_args(p, args)
     # the options written on the command line (a resumed run takes these from it)
@@ -154,7 +165,7 @@ INT_LIMITS = (
     ("--n-steps", 1), ("--batch-size", 1), ("--epochs", 1), ("--checkpoint-every", 0),
     ("--eval-every", 0), ("--eval-deals", 1), ("--final-eval-deals", 1),
     ("--snapshot-every", 1), ("--imitate-steps", 0), ("--imitate-epochs", 1),
-    ("--threads", 1),
+    ("--threads", 1), ("--channels", 1),
 )
 # (flag, smallest value, whether the smallest value itself is allowed); all finite
 FLOAT_LIMITS = (
@@ -266,6 +277,16 @@ def resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def resumed_channels(args: argparse.Namespace, saved: int) -> int:
+    """The channels of a resumed run: the checkpoint's (``saved``); ``--channels`` written
+    on the command line must agree (one line, exit status 2, when it does not)."""
+    if "--channels" in args.given and args.channels != saved:
+        print(f"error: --channels {args.channels}: the checkpoint {args.resume} has "
+              f"{saved} channels (leave --channels out to keep them)", file=sys.stderr)
+        raise SystemExit(2)
+    return saved
+
+
 def make_opponents(spec: str, seed: int, model: Any = None) -> list[Any]:
     """The three opponents of ``--opponents`` (one name or three; ``self``: one frozen copy
     of ``model`` for all its seats), built by :func:`sichuan_env.agent.seat_agents`: equal
@@ -361,8 +382,11 @@ def main(argv: list[str] | None = None) -> int:
 
         if importlib.util.find_spec("ray") is None:
             raise SystemExit("--backend rllib needs Ray RLlib: pip install -e '.[rllib]'")
-        from agents.training.rllib_train import train
+        from agents.training.rllib_train import checkpoint_channels, train
 
+        saved = checkpoint_channels(args.resume) if args.resume else None
+        if saved is not None:
+            args.channels = resumed_channels(args, saved)
         return train(args, evaluate, format_results, warm_start)
     import torch
     from sb3_contrib import MaskablePPO
@@ -370,7 +394,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from agents.ppo import SnapshotAgent
     from agents.training.features import AnalysisVecEnv
-    from agents.training.ppo_policy import load_model, network_precision, policy_kwargs
+    from agents.training.ppo_policy import (
+        load_model,
+        network_channels,
+        network_precision,
+        policy_kwargs,
+    )
     from sichuan_env.vector import SichuanVecEnv
 
     torch.set_num_threads(args.threads)
@@ -401,17 +430,19 @@ def main(argv: list[str] | None = None) -> int:
 
         env = AdviceVecEnv(env, make_adviser(args.advice, seed=args.seed + 555))
     policy: Any = "MlpPolicy"
-    kwargs = policy_kwargs()
+    kwargs = policy_kwargs(channels=args.channels)
     if args.oracle_critic:
         from agents.training.oracle_critic import OracleVecEnv
         from agents.training.ppo_policy import OracleCriticPolicy
 
         env = OracleVecEnv(env)
-        policy, kwargs = OracleCriticPolicy, policy_kwargs(policy_planes=env.policy_planes)
+        policy, kwargs = OracleCriticPolicy, policy_kwargs(channels=args.channels,
+                                                           policy_planes=env.policy_planes)
     n_envs = env.num_envs
     if args.resume:
         model = load_model(args.resume, env=env, device=args.device,
                            tensorboard_log=str(out / "tb"), **resume_overrides(args))
+        args.channels = resumed_channels(args, network_channels(model.policy))
     else:
         model = MaskablePPO(
             policy, env, n_steps=args.n_steps, batch_size=args.batch_size,
@@ -421,6 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     model.sichuan_rules = args.rules  # saved with the model: the preset its planes follow
     model.sichuan_precision = args.precision  # and the arithmetic it learned in
+    model.sichuan_channels = args.channels  # and its convolutions' width
     from agents.training.layout import make_layout
 
     model.sichuan_input = make_layout(  # and which planes it reads (agents/training/layout.py)
@@ -473,8 +505,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"training MaskablePPO: {args.total_steps:,} steps, {n_envs} envs "
           f"({args.tables} tables x seats {seats}), opponents {args.opponents}, "
           f"rules {args.rules}, learner on {args.device} ({args.threads} torch threads, "
-          f"{args.precision}), "
-          f"out {out}", flush=True)
+          f"{args.precision}), {args.channels} channels, out {out}", flush=True)
     start_steps = int(model.num_timesteps)
     t0 = time.perf_counter()
     with network_precision(model.policy, args.precision):

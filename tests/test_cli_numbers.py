@@ -40,6 +40,7 @@ NUMERIC = {
         "--n-steps", "--batch-size", "--epochs", "--lr", "--gamma", "--ent-coef",
         "--checkpoint-every", "--eval-every", "--eval-deals", "--final-eval-deals",
         "--snapshot-every", "--time-limit", "--imitate-steps", "--imitate-epochs", "--threads",
+        "--channels",
     },
     "arena": {"--deals", "--seed", "--record-deals", "--tables", "--workers"},
     "ladder": {"--deals", "--seed", "--tables", "--workers"},

@@ -4,7 +4,9 @@ The observation is ``(C, 27)``: C feature planes over the 27 tile kinds (see
 :mod:`sichuan_env.observation`). :class:`TilePlanesExtractor` views it as C channels over
 3 suits x 9 ranks and runs 2-D convolutions with kernel (1, 3): every filter looks at
 neighbouring ranks of one suit (where sequences live) and the same weights serve all three
-suits. A linear layer then mixes the suits and the broadcast scalar planes.
+suits. A linear layer then mixes the suits and the broadcast scalar planes. ``channels``
+(the convolutions' width, ``train.py --channels``) sets most of the network's cost: the
+two convolutions are about three quarters of a forward and backward pass at 64.
 
 :func:`network_precision` runs the extractors of a policy in bfloat16 (``torch.autocast``)
 for the duration of a ``with`` block, e.g. training with ``train.py --precision bf16``: the
@@ -26,18 +28,27 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
+#: The convolutions' channels of a network built without saying (and of every model saved
+#: before ``train.py --channels``): what a saved policy that names none was built with.
+CHANNELS = 64
+
 
 class TilePlanesExtractor(BaseFeaturesExtractor):
-    """(N, C, 27) planes -> (N, features_dim) features; ``planes``: read only the first
-    ``planes`` channels (the rest are there for another extractor; default all).
+    """(N, C, 27) planes -> (N, features_dim) features through two (1, 3) convolutions of
+    ``channels`` channels; ``planes``: read only the first ``planes`` channels (the rest
+    are there for another extractor; default all).
     ``autocast_dtype`` (not saved; None: float32): compute in that dtype under
     ``torch.autocast``, features returned as float32 (see :func:`network_precision`)."""
 
     autocast_dtype: torch.dtype | None = None
 
     def __init__(self, observation_space: gym.spaces.Box, features_dim: int = 256,
-                 channels: int = 64, planes: int | None = None) -> None:
+                 channels: int = CHANNELS, planes: int | None = None) -> None:
         super().__init__(observation_space, features_dim)
+        if int(channels) < 1:
+            raise ValueError(f"channels must be >= 1, got {channels}")
+        channels = int(channels)
+        self.channels = channels
         n_planes = int(observation_space.shape[0]) if planes is None else int(planes)
         self.planes = n_planes
         self.convs = nn.Sequential(
@@ -106,7 +117,16 @@ class OracleCriticPolicy(MaskableActorCriticPolicy):
         return data
 
 
-def policy_kwargs(features_dim: int = 256, channels: int = 64,
+def network_channels(module: nn.Module) -> int:
+    """The convolutions' channels of the first :class:`TilePlanesExtractor` inside
+    ``module`` (an SB3 policy, a :class:`~agents.training.rllib_net.TilePlanesNet`)."""
+    for m in module.modules():
+        if isinstance(m, TilePlanesExtractor):
+            return m.channels
+    raise ValueError(f"{type(module).__name__} has no TilePlanesExtractor")
+
+
+def policy_kwargs(features_dim: int = 256, channels: int = CHANNELS,
                   policy_planes: int | None = None) -> dict[str, Any]:
     """``policy_kwargs`` for ``MaskablePPO("MlpPolicy", env, policy_kwargs=...)``; with
     ``policy_planes``, for ``MaskablePPO(OracleCriticPolicy, ...)`` (the critic reads the

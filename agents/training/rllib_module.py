@@ -5,8 +5,9 @@ Reads the env's dict observation (``observations`` planes, ``action_mask``) from
 layers of the SB3 policy, so weights move both ways: :func:`load_sb3_weights`,
 :func:`agents.training.rllib_net.to_sb3_state`). Illegal actions get logit -1e8, so PPO's sampled
 and greedy actions are always legal. ``model_config``: ``features_dim`` (256),
-``channels`` (64), ``hidden`` (128), ``precision`` (``fp32``; ``bf16``: the extractor
-computes in bfloat16 in the learner and the env runners, see
+``channels`` (64, :data:`agents.training.ppo_policy.CHANNELS`; ``train.py --channels``
+sets it), ``hidden`` (128), ``precision`` (``fp32``; ``bf16``: the extractor computes in
+bfloat16 in the learner and the env runners, see
 :func:`agents.training.ppo_policy.network_precision`).
 
 :class:`TilePlanesAPPOModule` is the same module with the target network APPO's loss
@@ -29,10 +30,11 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.torch import TorchRLModule
 
-from agents.training.ppo_policy import PRECISIONS
+from agents.training.ppo_policy import CHANNELS, PRECISIONS
 from agents.training.rllib_net import TilePlanesNet, from_sb3_state
 
-MODEL_DEFAULTS = {"features_dim": 256, "channels": 64, "hidden": 128, "precision": "fp32"}
+MODEL_DEFAULTS = {"features_dim": 256, "channels": CHANNELS, "hidden": 128,
+                  "precision": "fp32"}
 
 
 class TilePlanesRLModule(TorchRLModule, ValueFunctionAPI):

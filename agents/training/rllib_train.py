@@ -39,6 +39,7 @@ from typing import Any
 
 from agents.rllib_agent import MODULE_ID, RLlibAgent, load_net, save_policy
 from agents.training.hardware import machine_cores
+from agents.training.ppo_policy import CHANNELS
 from agents.training.rllib_net import TilePlanesNet
 
 
@@ -154,7 +155,8 @@ def build_config(args: argparse.Namespace) -> Any:
                      policies_to_train=[MODULE_ID])
         .rl_module(rl_module_spec=MultiRLModuleSpec(
             rl_module_specs={MODULE_ID: module_spec(
-                {"precision": getattr(args, "precision", "fp32")}, algo=algo)}))
+                {"precision": getattr(args, "precision", "fp32"),
+                 "channels": getattr(args, "channels", CHANNELS)}, algo=algo)}))
         .learners(num_learners=0, num_gpus_per_learner=gpus)
         .debugging(seed=args.seed, log_level="ERROR")
         .reporting(metrics_num_episodes_for_smoothing=100)
@@ -166,6 +168,28 @@ def policy_layout(args: argparse.Namespace) -> dict[str, Any]:
     from agents.training.layout import make_layout
 
     return make_layout(analysis=args.features == "analysis")
+
+
+#: The first convolution's weights in the trained module's state (out channels first).
+_FIRST_CONV = "net.features_extractor.convs.0.weight"
+
+
+def checkpoint_channels(path: str | Path) -> int | None:
+    """The convolutions' channels of the network in the RLlib checkpoint folder ``path``
+    (what ``--resume`` continues), or None when there is no checkpoint there. Read from the
+    module's saved weights (RLlib pickles them as numpy arrays), without building it."""
+    learner = Path(path) / "learner_group"
+    if not learner.is_dir():
+        return None
+    state_file = learner / "learner" / "rl_module" / MODULE_ID / "module_state.pkl"
+    if state_file.is_file():
+        import pickle
+
+        with open(state_file, "rb") as f:
+            state = pickle.load(f)
+        if _FIRST_CONV in state:
+            return int(state[_FIRST_CONV].shape[0])
+    return int(load_net(path).config["channels"])
 
 
 def learner_net(algo: Any) -> TilePlanesNet:
@@ -215,8 +239,9 @@ def imitation_warm_start(args: argparse.Namespace,
     if args.features != "analysis":
         raise SystemExit("--imitate with --backend rllib needs --features analysis")
     env = AnalysisVecEnv(env)
+    kwargs = policy_kwargs(channels=getattr(args, "channels", CHANNELS))
     model = MaskablePPO("MlpPolicy", env, n_steps=args.n_steps, batch_size=args.batch_size,
-                        learning_rate=args.lr, policy_kwargs=policy_kwargs(), seed=args.seed,
+                        learning_rate=args.lr, policy_kwargs=kwargs, seed=args.seed,
                         device="cpu", verbose=0)
     stats = warm_start(model, env, teacher, args)
     return from_sb3_state(model.policy.state_dict()), stats
@@ -276,7 +301,7 @@ def train(args: argparse.Namespace, evaluate: Any, format_results: Any,
         print(f"training RLlib {args.algo.upper()}: {args.total_steps:,} steps, "
               f"{args.env_runners} env runners x {args.tables} tables, {mode}, rules "
               f"{args.rules}, learner on {'GPU' if args.num_gpus_per_learner else 'CPU'}, "
-              f"out {out}", flush=True)
+              f"{args.channels} channels, out {out}", flush=True)
         steps = 0
         start = None
         next_ckpt, next_eval = args.checkpoint_every, args.eval_every
