@@ -27,7 +27,7 @@ load, the wall-clock figure does).
 how rollouts scale with N when the learner is taken out. ``--sampler bulk|rllib`` picks
 the env runner (``train.py --sampler``; default ``auto``: bulk against bots).
 ``--channels N`` sets the convolution channels of the network (the module's
-``model_config["channels"]``; default the module's, 64), for runners and learner alike.
+``model_config["channels"]``; default train.py's), for runners and learner alike.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def _trained(result: dict) -> float:
 def algo_config(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> Any:
     """The algorithm config of one measurement: ``train.py --backend rllib``'s
     (:func:`agents.training.rllib_train.build_config`) with this script's settings, the
-    module's ``channels`` set from ``--channels``."""
+    network's ``channels`` from ``--channels`` (train.py's default when not given)."""
     import train
     from agents.training.rllib_train import build_config
 
@@ -84,18 +84,9 @@ def algo_config(runners: int, args: argparse.Namespace, algo_name: str = "ppo") 
         "--num-gpus-per-learner", str(args.gpu), "--imitate", "none", "--seed", "0",
         "--device", "cuda" if args.gpu else "cpu", "--precision", args.precision,
         "--sampler", args.sampler,
+        "--channels", str(args.channels),
     ])
-    config = build_config(targs)
-    if args.channels is not None:  # the module's model_config, as train.py builds it
-        from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-
-        from agents.training.rllib_module import module_spec
-        from agents.training.rllib_train import MODULE_ID
-
-        config.rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
-            MODULE_ID: module_spec({"precision": args.precision, "channels": args.channels},
-                                   algo=algo_name)}))
-    return config
+    return build_config(targs)
 
 
 def measure(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> dict:
@@ -132,7 +123,7 @@ def measure(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> d
     else:
         learner_sps = trained / wall
     return {
-        "algo": algo_name, "sampler": args.sampler, "channels": args.channels or 64,
+        "algo": algo_name, "sampler": args.sampler, "channels": args.channels,
         "precision": args.precision, "learner_samples_per_s": round(learner_sps, 1),
         "env_runners": runners, "tables_per_runner": args.tables, "steps": steps,
         "seconds": round(wall, 2), "env_steps_per_s": round(steps / wall, 1),
@@ -166,7 +157,7 @@ def _sample_only(algo, runners: int, args: argparse.Namespace, load_before: floa
     algo.stop()
     return {
         "env_steps_per_runner_cpu_s": round(steps / cpu, 1), "sampler": args.sampler,
-        "channels": args.channels or 64, "precision": args.precision,
+        "channels": args.channels, "precision": args.precision,
         "env_runners": runners, "tables_per_runner": args.tables, "steps": steps,
         "seconds": round(wall, 2), "env_steps_per_s": round(steps / wall, 1),
         "sample_s_per_iter": round(wall / args.iterations, 3), "learn_s_per_iter": 0.0,
@@ -190,7 +181,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
                    help="the network's arithmetic (train.py --precision) (fp32)")
     p.add_argument("--channels", type=int, default=None,
-                   help="convolution channels of the network (the module's default: 64)")
+                   help="convolution channels of the network (train.py's default)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of the learner (1)")
     p.add_argument("--repeats", type=int, default=2,
                    help="measure each runner count this many times, alternating; keep the "
@@ -203,6 +194,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.channels is not None and args.channels < 1:
         p.error(f"--channels must be at least 1, got {args.channels}")
+    if args.channels is None:
+        from train import DEFAULT_CHANNELS
+
+        args.channels = DEFAULT_CHANNELS
     return args
 
 
