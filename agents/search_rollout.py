@@ -470,6 +470,38 @@ def _live_effective(S, hand, k, sh, mk, n_melds, vd, live, codes, raw, best, cov
 
 
 @_njit()
+def _discard_shanten(row, hand, best, cover, codes, vd, n_melds, sh):
+    """``sh[k]``: the shanten after each legal discard k (``NO_SHANTEN`` elsewhere);
+    returns the lowest and how many discards reach it (greedy's and rules' first step)."""
+    low = NO_SHANTEN
+    for k in range(27):
+        sh[k] = NO_SHANTEN
+        if row[DISCARD + k] and hand[k] > 0:
+            sh[k] = _shanten_plus(best, cover, codes, vd, k, -1, -1, 0, n_melds)
+            low = min(low, sh[k])
+    n_cand = 0
+    for k in range(27):
+        if sh[k] == low and low < NO_SHANTEN:
+            n_cand += 1
+    return low, n_cand
+
+
+@_njit()
+def _last_kong(row, hand, best, cover, codes, vd, n_melds, mk, low, out):
+    """greedy's kong rule (rules keeps it): the last legal kong whose shanten after it is
+    not above ``low``, the best discard's; ``out`` when there is none."""
+    for k in range(27):
+        if row[KONG + k]:
+            held = _i(hand[k])
+            drop = held if held == 4 else 1
+            after = _shanten_plus(best, cover, codes, vd, k, -drop, -1, 0,
+                                  n_melds + (1 if mk[k] == 0 else 0))
+            if after <= low:
+                out = KONG + k
+    return out
+
+
+@_njit()
 def _greedy_turn(S, t, seat, row, best, cover):
     """greedy's own-turn choice (``agents.greedy.GreedyAgent._turn``)."""
     if row[HU]:
@@ -500,16 +532,8 @@ def _greedy_turn(S, t, seat, row, best, cover):
     codes = np.empty(3, np.int64)
     raw = np.empty(3, np.int64)
     _greedy_codes(hand, vd, codes, raw)
-    sh = np.full(27, NO_SHANTEN, np.int64)
-    low = NO_SHANTEN
-    for k in range(27):
-        if row[DISCARD + k] and hand[k] > 0:
-            sh[k] = _shanten_plus(best, cover, codes, vd, k, -1, -1, 0, n_melds)
-            low = min(low, sh[k])
-    n_cand = 0
-    for k in range(27):
-        if sh[k] == low and low < NO_SHANTEN:
-            n_cand += 1
+    sh = np.empty(27, np.int64)
+    low, n_cand = _discard_shanten(row, hand, best, cover, codes, vd, n_melds, sh)
     out = -1
     top = 0
     for k in range(27):
@@ -522,15 +546,7 @@ def _greedy_turn(S, t, seat, row, best, cover):
         if out < 0 or key > top:
             out = DISCARD + k
             top = key
-    for k in range(27):  # a kong when the shanten after it is not higher (the last one)
-        if row[KONG + k]:
-            held = _i(hand[k])
-            drop = held if held == 4 else 1
-            after = _shanten_plus(best, cover, codes, vd, k, -drop, -1, 0,
-                                  n_melds + (1 if mk[k] == 0 else 0))
-            if after <= low:
-                out = KONG + k
-    return out
+    return _last_kong(row, hand, best, cover, codes, vd, n_melds, mk, low, out)
 
 
 @_njit()
@@ -838,16 +854,8 @@ def _rules_turn(S, t, seat, row, best, cover):
     codes = np.empty(3, np.int64)
     raw = np.empty(3, np.int64)
     _greedy_codes(hand, vd, codes, raw)
-    sh = np.full(27, NO_SHANTEN, np.int64)
-    low = NO_SHANTEN
-    for k in range(27):
-        if row[DISCARD + k] and hand[k] > 0:
-            sh[k] = _shanten_plus(best, cover, codes, vd, k, -1, -1, 0, n_melds)
-            low = min(low, sh[k])
-    n_cand = 0
-    for k in range(27):
-        if sh[k] == low and low < NO_SHANTEN:
-            n_cand += 1
+    sh = np.empty(27, np.int64)
+    low, n_cand = _discard_shanten(row, hand, best, cover, codes, vd, n_melds, sh)
     look = n_cand > 1 and low <= 1
     wgt = np.empty(27, np.float64)
     if look:
@@ -875,15 +883,7 @@ def _rules_turn(S, t, seat, row, best, cover):
         if out < 0 or key > top:
             out = DISCARD + k
             top = key
-    for k in range(27):  # a kong when the shanten after it is not higher (the last one)
-        if row[KONG + k]:
-            held = _i(hand[k])
-            drop = held if held == 4 else 1
-            after = _shanten_plus(best, cover, codes, vd, k, -drop, -1, 0,
-                                  n_melds + (1 if mk[k] == 0 else 0))
-            if after <= low:
-                out = KONG + k
-    return out
+    return _last_kong(row, hand, best, cover, codes, vd, n_melds, mk, low, out)
 
 
 @_njit()

@@ -117,6 +117,24 @@ def test_waits_policy_pungs_only_loose_pairs(mil_positions):
             assert _waits_choice(p) == (PUNG if near == 0 else PASS)
 
 
+def _tally_kinds(kinds, st, t, m):
+    """Counts table ``t``'s decision (mask ``m``) by kind in ``kinds``; returns the own-turn
+    discard kind (``void_tile`` or ``discard``) once the void is chosen, else None."""
+    ph = int(st.phase[t])
+    hand = st.hand[t, int(st.current[t])]
+    vd = int(st.void[t, int(st.current[t])])
+    kinds["void"] += ph == VOID
+    kinds["hu"] += bool(m[HU])
+    kinds["own_kong"] += ph == TURN and bool(m[KONG:PUNG].any())
+    kinds["pung"] += ph == CLAIM and bool(m[PUNG])
+    kinds["claim_kong"] += ph == CLAIM and bool(m[MELDED_KONG])
+    if ph == TURN and vd >= 0:
+        key = "void_tile" if hand[9 * vd:9 * vd + 9].sum() else "discard"
+        kinds[key] += 1
+        return key
+    return None
+
+
 @pytest.mark.parametrize("preset, n_tables", [("mil", 24), ("mahjongsoft", 16)])
 def test_greedy_policy_chooses_what_greedy_chooses(preset, n_tables):
     """The compiled ``greedy`` rollout policy is the Python greedy bot: the same action at
@@ -135,19 +153,8 @@ def test_greedy_policy_chooses_what_greedy_chooses(preset, n_tables):
         got = sr.choose_actions(st, live, "greedy")
         assert (got == want).all(), (live[got != want], got[got != want], want[got != want])
         for i, t in enumerate(live.tolist()):
-            m, ph = masks[i], int(st.phase[t])
-            if m.sum() < 2:
-                continue
-            hand = st.hand[t, int(st.current[t])]
-            vd = int(st.void[t, int(st.current[t])])
-            kinds["void"] += ph == VOID
-            kinds["hu"] += bool(m[HU])
-            kinds["own_kong"] += ph == TURN and bool(m[KONG:PUNG].any())
-            kinds["pung"] += ph == CLAIM and bool(m[PUNG])
-            kinds["claim_kong"] += ph == CLAIM and bool(m[MELDED_KONG])
-            if ph == TURN and vd >= 0:
-                key = "void_tile" if hand[9 * vd:9 * vd + 9].sum() else "discard"
-                kinds[key] += 1
+            if masks[i].sum() >= 2:
+                _tally_kinds(kinds, st, t, masks[i])
         acts = np.zeros(st.batch_size, np.int64)
         acts[live] = choose(st, live, [bots[step % 2]])
         engine.step(st, acts, inplace=True)
@@ -181,20 +188,12 @@ def test_rules_policy_chooses_what_rules_chooses(preset, n_tables):
             m, ph = masks[i], int(st.phase[t])
             if m.sum() < 2:
                 continue
-            hand = st.hand[t, int(st.current[t])]
-            vd = int(st.void[t, int(st.current[t])])
-            differs = want[i] != greedy[i]
-            kinds["void"] += ph == VOID
-            kinds["hu"] += bool(m[HU])
+            key = _tally_kinds(kinds, st, t, m)
             kinds["hu_passed"] += bool(m[HU]) and want[i] == PASS
-            kinds["own_kong"] += ph == TURN and bool(m[KONG:PUNG].any())
-            kinds["pung"] += ph == CLAIM and bool(m[PUNG])
             kinds["pung_passed"] += ph == CLAIM and greedy[i] == PUNG and want[i] == PASS
-            kinds["claim_kong"] += ph == CLAIM and bool(m[MELDED_KONG])
-            if ph == TURN and vd >= 0:
-                key = "void_tile" if hand[9 * vd:9 * vd + 9].sum() else "discard"
-                kinds[key] += 1
-                kinds["void_tile_order" if key == "void_tile" else "look_ahead"] += differs
+            if key is not None:
+                kinds["void_tile_order" if key == "void_tile" else "look_ahead"] += (
+                    want[i] != greedy[i])
         acts = np.zeros(st.batch_size, np.int64)
         acts[live] = choose(st, live, [bots[step % 2]])
         engine.step(st, acts, inplace=True)
