@@ -70,6 +70,11 @@ def suit_of_void_action(a: np.ndarray) -> np.ndarray:
     return np.where(a >= VOID_SUIT, a - VOID_SUIT, SUIT_OF[np.clip(a - VOID_TILE, 0, 26)])
 
 
+#: Priors: ``rules`` (the rules bot) or ``fitted`` (the shipped rollout-fitted network
+#: for the preset, docs/models.md). The prior's choice is candidate 0 and the default.
+PRIORS = ("rules", "fitted")
+
+
 def _cat(states: list[State]) -> State:
     return State(*(np.concatenate(f) for f in zip(*(s.arrays() for s in states),
                                                       strict=True)), states[0].rules)
@@ -83,7 +88,8 @@ class SearchAgent(BaseAgent):
 
     def __init__(self, seed: int | None = None, *, k: int = 64, top: int = 4,
                  rollout: str = "greedy", rollouts: int | None = None, z: float = 1.0,
-                 rules: str | Rules | None = "mil", hands: str = "discards") -> None:
+                 rules: str | Rules | None = "mil", hands: str = "discards",
+                 prior: str = "rules") -> None:
         self.k = _positive_int("k", k)
         self.top = _positive_int("top", top)
         if rollout not in ROLLOUT_POLICIES:
@@ -101,7 +107,15 @@ class SearchAgent(BaseAgent):
         self.rules = get_rules(rules)
         self.seed = seed
         self.rng = np.random.default_rng(seed)
-        self.prior = RulesAgent(seed)
+        if prior not in PRIORS:
+            raise ValueError(f"unknown prior {prior!r}; known: {', '.join(PRIORS)}")
+        self.prior_name = prior
+        self.bot = RulesAgent(seed)  # orders the candidates (and is the prior for "rules")
+        self.prior: Any = self.bot
+        if prior == "fitted":
+            from agents.ppo import PPOAgent  # torch: loaded only for this prior
+
+            self.prior = PPOAgent(kind="fitted", rules=self.rules.preset)
         self.decisions = 0  # decisions asked (rows of act_batch)
         self.searched = 0  # decisions that ran play-outs
         self.playouts = 0
@@ -109,8 +123,11 @@ class SearchAgent(BaseAgent):
         self.cpu_seconds = 0.0  # CPU time of the process spent in act_batch
 
     # ------------------------------------------------------------------ candidates
-    def candidates(self, view: SeatView, masks: np.ndarray, prior: np.ndarray) -> list[list[int]]:
-        """Per row, the candidate actions (the prior's choice first; at most ``top``)."""
+    def candidates(self, view: SeatView, masks: np.ndarray, prior: np.ndarray,
+                   bot: np.ndarray | None = None) -> list[list[int]]:
+        """Per row, the candidate actions (the prior's choice first, then the rules bot's
+        choice ``bot`` when it differs -- default: the prior's --; at most ``top``)."""
+        bot = prior if bot is None else bot
         n = masks.shape[0]
         seen = Seen(view)
         out: list[list[int]] = []
@@ -119,7 +136,7 @@ class SearchAgent(BaseAgent):
         if turn.size:
             sub = seen.take(turn)
             disc = masks[turn, DISCARD:VOID_TILE]
-            score, _ = self.prior.discard_scores(sub, disc)
+            score, _ = self.bot.discard_scores(sub, disc)
             sh = discard_shanten(sub.hand, sub.own_meld, sub.own_void, disc).astype(np.float32)
             key = np.where(np.isfinite(score), score, -1000.0 * sh + isolation(sub.hand) * 0.01)
             key = np.where(disc, key, -np.inf)
@@ -130,7 +147,7 @@ class SearchAgent(BaseAgent):
             m = masks[i]
             got = [int(prior[i])]
             if seen.phase[i] == TURN:
-                more = [a for a in range(KONG, PUNG) if m[a]] + order[i].tolist()
+                more = [int(bot[i])] + [a for a in range(KONG, PUNG) if m[a]] + order[i].tolist()
             elif seen.phase[i] == VOID:
                 legal = np.flatnonzero(m)
                 suits = suit_of_void_action(legal)
@@ -138,7 +155,7 @@ class SearchAgent(BaseAgent):
                 more = [int(legal[suits == s][0]) for s in range(3)
                         if s != own and (suits == s).any()]
             else:
-                more = [int(a) for a in np.flatnonzero(m)]
+                more = [int(bot[i])] + [int(a) for a in np.flatnonzero(m)]
             for a in more:
                 if len(got) >= self.top:
                     break
@@ -156,13 +173,17 @@ class SearchAgent(BaseAgent):
                             f"{type(views).__name__}")
         masks = np.asarray(masks, bool)
         n = masks.shape[0]
-        prior = self.prior.act_batch(views, masks)
+        bot = self.bot.act_batch(views, masks)
+        prior = bot if self.prior is self.bot else self.prior.act_batch(views, masks)
         out = prior.copy()
-        out[masks[:, HU]] = HU
+        if self.prior is self.bot:
+            out[masks[:, HU]] = HU  # the rules prior always declares a legal Hu
+        # (the fitted prior decides Hu or pass itself: it was fitted to play-outs of both)
         ask = np.flatnonzero((masks.sum(1) > 1) & ~masks[:, HU])
         self.decisions += n
         if ask.size:
-            cands = self.candidates(SeatView(*(f[ask] for f in views)), masks[ask], prior[ask])
+            cands = self.candidates(SeatView(*(f[ask] for f in views)), masks[ask], prior[ask],
+                                    bot[ask])
             self._search(views, masks, ask, cands, out)
         self.seconds += time.perf_counter() - started
         self.cpu_seconds += time.process_time() - cpu
@@ -219,12 +240,14 @@ class SearchAgent(BaseAgent):
         return best + 1 if low[best] > 0 else 0
 
     def reset(self) -> None:
-        self.prior.reset()
+        self.bot.reset()
+        if self.prior is not self.bot:
+            self.prior.reset()
 
     def __repr__(self) -> str:
         return (f"SearchAgent(k={self.k}, top={self.top}, rollout={self.rollout!r}, "
                 f"rollouts={self.rollouts}, z={self.z}, hands={self.hands!r}, "
-                f"rules={self.rules.preset!r}, "
+                f"rules={self.rules.preset!r}, prior={self.prior_name!r}, "
                 f"seed={self.seed})")
 
 
@@ -233,9 +256,10 @@ def _report(spec: str, agent: Any, res: Any, cpu: float, seed: int, preset: str)
     print(f"{spec} - rules: {d['mean']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] "
           f"over {res.deals} deals ({d['units']} walls), seed {seed}, rules {preset}")
     per = agent.seconds / max(1, agent.decisions)
+    searched = (f"{agent.seconds / agent.searched:.4f} s per searched decision"
+                if agent.searched else "none searched")
     print(f"{agent.decisions} decisions ({agent.searched} searched, {agent.playouts} "
-          f"play-outs): {per:.4f} s per decision, "
-          f"{agent.seconds / max(1, agent.searched):.4f} s per searched decision "
+          f"play-outs): {per:.4f} s per decision, {searched} "
           f"({agent.cpu_seconds / max(1, agent.decisions):.4f} CPU s per decision); "
           f"{res.seconds:.0f} s wall, {cpu:.0f} s CPU")
 

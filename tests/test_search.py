@@ -433,6 +433,36 @@ def test_candidates_start_with_the_prior(mil_positions):
         assert all(p.legal_action_mask[0, a] for a in cand)
 
 
+def test_fitted_prior_top1_plays_the_fitted_network(mil_positions):
+    """With ``prior=fitted`` and one candidate the agent is the shipped ``fitted`` agent,
+    Hu-or-pass decisions included (the fitted network decides those itself)."""
+    from agents.ppo import PPOAgent
+
+    agent = SearchAgent(seed=0, k=4, top=1, prior="fitted")
+    fitted = PPOAgent(kind="fitted", rules="mil")
+    for p in mil_positions[::7]:
+        v = seat_view(p, int(p.current[0]), [0])
+        assert agent.act_batch(v, p.legal_action_mask)[0] == \
+            fitted.act_batch(v, p.legal_action_mask)[0]
+    assert agent.playouts == 0
+
+
+def test_fitted_prior_candidates_add_the_rules_choice(mil_positions):
+    """Candidate 0 is the fitted network's choice; the rules bot's choice comes next
+    when it differs (so search can go back to it)."""
+    agent = SearchAgent(seed=0, k=4, top=3, prior="fitted")
+    for p in mil_positions[::3]:
+        m = p.legal_action_mask
+        if m[0, HU] or m[0].sum() < 2 or p.phase[0] == VOID:
+            continue
+        v = seat_view(p, int(p.current[0]), [0])
+        prior = agent.prior.act_batch(v, m)
+        bot = agent.bot.act_batch(v, m)
+        cand = agent.candidates(v, m, prior, bot)[0]
+        assert cand[0] == prior[0] and len(set(cand)) == len(cand) <= 3
+        assert int(bot[0]) in cand
+
+
 def test_rollout_option_names_the_policy():
     assert SearchAgent().rollout == "greedy"  # the default: the greedy bot compiled
     for name in sr.ROLLOUT_POLICIES:
@@ -454,6 +484,7 @@ def test_rollout_budget_lowers_samples():
     ("search?rollout=nope", "unknown rollout policy 'nope'; known: waits, random, greedy, rules"),
     ("search?rollout=", "unknown rollout policy ''"),
     ("search?depth=3", "unexpected keyword argument 'depth'"),
+    ("search?prior=nope", "unknown prior 'nope'; known: rules, fitted"),
 ])
 def test_bad_options(spec, words, capsys):
     with pytest.raises(AgentSpecError, match="search"):
