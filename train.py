@@ -56,6 +56,10 @@ import numpy as np
 #: names none was built with agents.training.ppo_policy.CHANNELS; the number is written
 #: here so that parsing the options stays free of torch).
 DEFAULT_CHANNELS = 64
+#: PPO passes over each rollout. Two, not four: in the default run (PPO against three
+#: ``random`` bots after the imitation of ``rules``) two passes halved the update's cost and
+#: ended stronger against ``greedy`` and head to head (docs/performance.md).
+DEFAULT_EPOCHS = 2
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -103,7 +107,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "folder, e.g. OUT/checkpoint)")
     p.add_argument("--n-steps", type=int, default=64, help="rollout length per env (64)")
     p.add_argument("--batch-size", type=int, default=2048)
-    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS,
+                   help=f"PPO passes over each rollout ({DEFAULT_EPOCHS})")
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--gamma", type=float, default=0.995)
     p.add_argument("--ent-coef", type=float, default=0.01)

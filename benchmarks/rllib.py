@@ -173,7 +173,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="algorithms to measure (ppo)")
     p.add_argument("--tables", type=int, default=64, help="tables per env runner (64)")
     p.add_argument("--n-steps", type=int, default=64, help="rollout length per table (64)")
-    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--epochs", type=int, default=None,
+                   help="PPO passes over each rollout (default: train.py's)")
     p.add_argument("--batch-size", type=int, default=2048, help="minibatch size (2048)")
     p.add_argument("--iterations", type=int, default=4, help="timed iterations (4)")
     p.add_argument("--opponents", default="random")
@@ -194,10 +195,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.channels is not None and args.channels < 1:
         p.error(f"--channels must be at least 1, got {args.channels}")
-    if args.channels is None:
-        from train import DEFAULT_CHANNELS
+    if args.epochs is not None and args.epochs < 1:
+        p.error(f"--epochs must be at least 1, got {args.epochs}")
+    from train import DEFAULT_CHANNELS, DEFAULT_EPOCHS
 
+    if args.channels is None:
         args.channels = DEFAULT_CHANNELS
+    if args.epochs is None:
+        args.epochs = DEFAULT_EPOCHS
     return args
 
 

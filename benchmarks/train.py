@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tables", type=int, default=64, help="tables per learner seat (64)")
     p.add_argument("--n-steps", type=int, default=64, help="rollout length per env (64)")
     p.add_argument("--batch-size", type=int, default=2048, help="minibatch size (2048)")
-    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--epochs", type=int, default=None,
+                   help="PPO passes over each rollout (default: train.py's)")
     p.add_argument("--opponents", default="random")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda (auto)")
     p.add_argument("--threads", type=int, default=None,
@@ -133,10 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=2, help="keep the best of this many (2)")
     p.add_argument("--out", default=None, help="write the rows as JSON here")
     args = p.parse_args(argv)
-    if args.channels is None:
-        import train
+    import train
 
+    if args.channels is None:
         args.channels = train.DEFAULT_CHANNELS
+    if args.epochs is None:
+        args.epochs = train.DEFAULT_EPOCHS
     for flag, value in (("--tables", args.tables), ("--n-steps", args.n_steps),
                         ("--batch-size", args.batch_size), ("--epochs", args.epochs),
                         ("--iterations", args.iterations), ("--repeats", args.repeats),

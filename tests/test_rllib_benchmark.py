@@ -42,3 +42,16 @@ def test_bad_channels_is_one_line_and_exit_2(capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "--channels must be at least 1" in err and "Traceback" not in err
+
+
+def test_epochs_follow_train_py_and_reach_the_algorithm():
+    """Without --epochs the benchmark trains with train.py's default passes; a given value
+    reaches RLlib's PPO config; 0 is one line and exit 2."""
+    import train
+
+    bench = _bench()
+    assert bench.parse_args([]).epochs == train.DEFAULT_EPOCHS == train.parse_args([]).epochs
+    assert bench.algo_config(1, bench.parse_args(["--epochs", "3"])).num_epochs == 3
+    with pytest.raises(SystemExit) as e:
+        bench.parse_args(["--epochs", "0"])
+    assert e.value.code == 2
