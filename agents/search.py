@@ -2,11 +2,12 @@
 
 At a decision with a real choice the agent
 
-1. lists *candidates* by a prior, the rules bot (:class:`agents.rules_bot.RulesAgent`):
-   its own choice first, then on an own turn the legal kongs and its next-best discards
-   (its order: lowest shanten, then its look-ahead worth or greedy's score), on the void
-   choice one action per other suit, in a claim window every legal answer -- at most
-   ``top`` in all;
+1. lists *candidates*: the prior's choice first (``prior=rules``, the default: the rules
+   bot, :class:`agents.rules_bot.RulesAgent`; ``prior=fitted``: the shipped rollout-fitted
+   network, docs/models.md), then the rules bot's own choice, on an own turn the legal
+   kongs and the rules bot's next-best discards (its order: lowest shanten, then its
+   look-ahead worth or greedy's score), on the void choice one action per other suit, in a
+   claim window every legal answer -- at most ``top`` in all;
 2. samples ``k`` deals of the hidden tiles consistent with exactly what the seat sees
    (its :class:`~sichuan_env.view.SeatView`; :mod:`agents.search_sampler`);
 3. applies every candidate on every sample and plays all ``k x candidates`` copies to
@@ -19,8 +20,9 @@ At a decision with a real choice the agent
    with the best ``mean(d) - z * se(d)`` is played when that is above 0, else the
    prior's choice. With ``z = 0`` this is the candidate with the best mean.
 
-A legal Hu is always declared without search (self-drawn or on a discard); decisions with
-one legal action, or one candidate, cost no play-out.
+With the rules prior a legal Hu is always declared without search (self-drawn or on a
+discard); the fitted prior decides Hu or pass itself, also without search. Decisions
+with one legal action, or one candidate, cost no play-out.
 
 Options (``search?k=64&top=4&rollout=greedy``): ``k`` samples per decision (>= 1),
 ``top`` candidates at most (>= 1; 1 plays the prior), ``rollout`` the rollout policy
@@ -30,7 +32,8 @@ beat the prior's choice (>= 0), ``rollouts`` an upper bound on play-outs per dec
 (``k`` is lowered to fit; default none), ``hands`` how the other seats' hands are
 sampled (``discards``, the default: weighted by their rivers,
 :mod:`agents.search_sampler`; or ``uniform``), ``seed`` the sampler's generator, ``rules`` the rule
-preset being played (the arena passes it).
+preset being played (the arena passes it), ``prior`` the prior (``rules`` or ``fitted``;
+``fitted`` loads torch and the model).
 
 Measure it against three ``rules`` bots in the duplicate arena, with its cost per decision::
 
