@@ -143,6 +143,11 @@ class SearchAgent(BaseAgent):
             sh = discard_shanten(sub.hand, sub.own_meld, sub.own_void, disc).astype(np.float32)
             key = np.where(np.isfinite(score), score, -1000.0 * sh + isolation(sub.hand) * 0.01)
             key = np.where(disc, key, -np.inf)
+            # a tile of the own void suit goes first: while one may be discarded, the other
+            # suits' discards are no candidates (under strict_void they are not legal)
+            void_kind = SUIT_OF[None, :] == sub.own_void[:, None]
+            first = (disc & void_kind).any(1)
+            key = np.where(first[:, None] & ~void_kind, -np.inf, key)
             for j, i in enumerate(turn.tolist()):
                 ks = np.argsort(-key[j], kind="stable")
                 order[i] = ks[np.isfinite(key[j, ks])] + DISCARD

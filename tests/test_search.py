@@ -463,6 +463,31 @@ def test_fitted_prior_candidates_add_the_rules_choice(mil_positions):
         assert int(bot[0]) in cand
 
 
+def test_void_suit_discards_come_first_without_strict_void(soft_positions):
+    """Under mahjongsoft (no strict_void) a seat holding a tile of its void suit may
+    discard any tile, but search lists only void-suit discards (past the prior's and the
+    rules bot's own choices): keeping a void-suit tile is never a candidate."""
+    agent = SearchAgent(seed=0, k=4, top=6, rules="mahjongsoft")
+    checked = 0
+    for p in soft_positions:
+        m = p.legal_action_mask
+        if p.phase[0] != TURN or m[0, HU]:
+            continue
+        v = seat_view(p, int(p.current[0]), [0])
+        void = int(v.void[0, 0])
+        legal = np.flatnonzero(m[0, DISCARD:VOID_TILE])
+        void_legal = legal[SUIT_OF[legal] == void]
+        if void < 0 or void_legal.size == 0 or void_legal.size == legal.size:
+            continue
+        prior = agent.prior.act_batch(v, m)
+        cand = agent.candidates(v, m, prior)[0]
+        for a in cand[1:]:
+            if DISCARD <= a < VOID_TILE:
+                assert SUIT_OF[a - DISCARD] == void, (cand, void)
+        checked += 1
+    assert checked >= 10
+
+
 def test_rollout_option_names_the_policy():
     assert SearchAgent().rollout == "greedy"  # the default: the greedy bot compiled
     for name in sr.ROLLOUT_POLICIES:
