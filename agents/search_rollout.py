@@ -577,6 +577,16 @@ def _greedy_claim(S, t, seat, row, best, cover):
 
 
 @_njit()
+def _legal_or_first(row, a):
+    """``a`` when it is legal in ``row``, else the first legal action."""
+    if a < 0 or not row[a]:
+        for b in range(N_ACTIONS):
+            if row[b]:
+                return b
+    return a
+
+
+@_njit()
 def greedy_action(S, t, best, cover):
     """The ``greedy`` policy's action for the seat to decide at table ``t`` (``best``:
     the shanten tables' suit covers; ``cover`` (3, 12) int64 work space)."""
@@ -590,11 +600,7 @@ def greedy_action(S, t, best, cover):
         a = _greedy_turn(S, t, seat, row, best, cover)
     elif ph in (CLAIM, ROB):
         a = _greedy_claim(S, t, seat, row, best, cover)
-    if a < 0 or not row[a]:
-        for b in range(N_ACTIONS):
-            if row[b]:
-                return b
-    return a
+    return _legal_or_first(row, a)
 
 
 # ----------------------------------------------------------------------------- rules
@@ -932,11 +938,7 @@ def rules_action(S, t, best, cover):
         a = _rules_turn(S, t, seat, row, best, cover)
     elif ph in (CLAIM, ROB):
         a = _rules_claim(S, t, seat, row, best, cover)
-    if a < 0 or not row[a]:
-        for b in range(N_ACTIONS):
-            if row[b]:
-                return b
-    return a
+    return _legal_or_first(row, a)
 
 
 @_njit()
