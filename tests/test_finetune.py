@@ -58,3 +58,57 @@ def test_tiny_run_writes_the_curve_and_a_model_with_its_layout(tmp_path):
     agent = PPOAgent(out / "model.zip")
     assert agent.model.sichuan_input == PPOAgent(MODELS / "fitted_mil.zip").layout
     assert agent.model.sichuan_rules == "mil"
+
+
+def test_read_curve_drops_points_after_the_last_checkpoint(tmp_path):
+    from agents.training.finetune import read_curve
+
+    path = tmp_path / "curve.jsonl"
+    assert read_curve(path, 0) == []
+    rows = [{"steps": s, "diff": 0.1 * i} for i, s in enumerate((0, 1024, 2048))]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert read_curve(path, 1024) == rows[:2]
+    assert [json.loads(x) for x in path.read_text().splitlines()] == rows[:2]
+
+
+TINY = ["--tables", "4", "--n-steps", "64", "--batch-size", "512", "--epochs", "1",
+        "--warmup-max", "2", "--eval-every", "1024", "--eval-deals", "8",
+        "--snapshot-every", "1000", "--seed", "1"]
+
+
+@pytest.mark.slow
+def test_a_second_run_resumes_where_the_first_stopped(tmp_path, capsys):
+    from agents.training.finetune import main
+
+    out = tmp_path / "ft"
+    assert main(["--out", str(out), "--total-steps", "1024", *TINY]) == 0
+    state = json.loads((out / "state.json").read_text())
+    assert state["done"] == 1024 and state["checkpoint"] == "checkpoints/ppo_1024.zip"
+    warm = [r for r in map(json.loads, (out / "log.jsonl").read_text().splitlines())
+            if r["phase"] == "warmup"]
+    capsys.readouterr()
+    # other settings than the run in --out: one line, exit 2, nothing touched
+    assert main(["--out", str(out), "--total-steps", "2048", *TINY, "--lr", "1e-3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--lr" in err[0]
+    assert json.loads((out / "state.json").read_text()) == state
+    # the same settings with more steps: no second warm-up, the curve goes on
+    assert main(["--out", str(out), "--total-steps", "2048", *TINY]) == 0
+    assert "resuming" in capsys.readouterr().out
+    log = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines()]
+    assert [r for r in log if r["phase"] == "warmup"] == warm
+    assert [r["steps"] for r in log if r["phase"] == "ppo"] == [1024, 2048]
+    curve = [json.loads(x) for x in (out / "curve.jsonl").read_text().splitlines()]
+    assert [p["steps"] for p in curve] == [0, 1024, 2048]
+    assert json.loads((out / "state.json").read_text())["done"] == 2048
+
+    # the weights and the optimizer came back: Adam's step count goes on from the checkpoint
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    def adam_steps(name: str) -> int:
+        params = load_from_zip_file(out / "checkpoints" / name, device="cpu")[1]
+        return int(max(v["step"] for v in params["policy.optimizer"]["state"].values()))
+
+    warm, first, second = (adam_steps(n) for n in ("warm.zip", "ppo_1024.zip",
+                                                    "ppo_2048.zip"))
+    assert second - first == first - warm > 0

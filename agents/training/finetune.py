@@ -23,6 +23,14 @@ policy against three ``rules`` on ``--eval-deals`` deals of ``--eval-seed`` (the
 each time): ``curve.jsonl`` and ``curve.png`` (points per deal against ``rules`` over PPO
 decisions, with 95% CIs and the start's level) in ``--out``, with ``checkpoints/`` and
 ``model.zip`` (saved with its input layout and preset).
+
+**Resuming.** ``state.json`` in ``--out`` records the run's settings, the warm-up's length,
+the PPO decisions done and the last checkpoint (written after the warm-up and after every
+``--eval-every`` decisions). Running the command again with the same ``--out`` continues
+from there: no second warm-up, the curve goes on, the optimizer's state comes back with
+the weights, and the tables are dealt from ``--seed`` plus the decisions done (new deals,
+not a replay). ``--total-steps``, ``--time-limit`` and ``--threads`` may change between
+runs; any other setting that differs is a one-line error (exit 2).
 """
 
 from __future__ import annotations
@@ -123,6 +131,42 @@ def plot_curve(points: list[dict[str, Any]], path: Path, title: str) -> None:
     plt.close(fig)
 
 
+#: Settings a resumed run may change (the rest must match the run in ``--out``).
+RESUMABLE_CHANGES = ("total_steps", "time_limit", "threads", "out")
+
+
+def run_settings(a: argparse.Namespace, init: Path) -> dict[str, Any]:
+    """The settings that define a run (what a resumed run must repeat)."""
+    kept = {k: v for k, v in vars(a).items() if k not in RESUMABLE_CHANGES}
+    kept["init"] = str(init)
+    return kept
+
+
+def read_state(out: Path) -> dict[str, Any] | None:
+    """The run recorded in ``out/state.json``, or None for a fresh run."""
+    path = out / "state.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def write_state(out: Path, state: dict[str, Any]) -> None:
+    """Write ``out/state.json`` whole or not at all (a temporary file, then a rename)."""
+    tmp = out / "state.json.tmp"
+    tmp.write_text(json.dumps(state, indent=1))
+    tmp.replace(out / "state.json")
+
+
+def read_curve(path: Path, done: int) -> list[dict[str, Any]]:
+    """The curve's points up to ``done`` PPO decisions (a point written after the last
+    checkpoint is dropped, and the file rewritten without it)."""
+    if not path.is_file():
+        return []
+    points = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    kept = [p for p in points if p["steps"] <= done]
+    if len(kept) != len(points):
+        path.write_text("".join(json.dumps(p) + "\n" for p in kept))
+    return kept
+
+
 def sharpen(policy: Any, factor: float) -> None:
     """Scale the actor's output layer by ``factor``: every logit times ``factor``, so the
     most likely action stays the same and a sample follows it more often."""
@@ -168,6 +212,15 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(max(1, a.threads))
     init = Path(a.init) if a.init else shipped_model(a.rules, "fitted")
     out = Path(a.out)
+    settings = run_settings(a, init)
+    resume = read_state(out)
+    if resume is not None:
+        differ = [f"--{k.replace('_', '-')} {resume['settings'].get(k)!r} there, {v!r} here"
+                  for k, v in settings.items() if resume["settings"].get(k) != v]
+        if differ:
+            print(f"finetune: {out} holds a run with other settings ({'; '.join(differ)}): "
+                  "use another --out or the same settings", file=sys.stderr)
+            return 2
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     start = PPOAgent(init, rules=a.rules)
     layout = start.layout
@@ -188,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         opponents = [make_agent(n, seed=a.seed + i, preset=a.rules) for i, n in
                      enumerate(names)]
-    env = SichuanVecEnv(a.tables, rules=a.rules, opponents=opponents, seed=a.seed)
+    done = 0 if resume is None else int(resume["done"])
+    env = SichuanVecEnv(a.tables, rules=a.rules, opponents=opponents, seed=a.seed + done)
     env = OracleVecEnv(AdviceVecEnv(AnalysisVecEnv(env), make_adviser("rules")))
     lr = float(a.lr)
     model = load_model(init, env=env, device="cpu", cls=KLMaskablePPO, custom_objects={
@@ -202,6 +256,13 @@ def main(argv: list[str] | None = None) -> int:
     model.freeze_reference()
     if pool is not None:
         pool.add(model.policy)
+    if resume is not None:  # the reference above stays the (sharpened) start
+        model.set_parameters(str(out / resume["checkpoint"]), exact_match=True, device="cpu")
+        model.num_timesteps = int(resume["warm_steps"]) + done
+        if pool is not None:
+            pool.add(model.policy)
+        print(f"resuming {out} after {done:,} PPO decisions ({resume['checkpoint']})",
+              flush=True)
     rollout = a.n_steps * env.num_envs
     log = open(out / "log.jsonl", "a")  # noqa: SIM115 (written through the run)
     t0 = time.perf_counter()
@@ -211,10 +272,15 @@ def main(argv: list[str] | None = None) -> int:
         log.write(json.dumps(kw) + "\n")
         log.flush()
 
+    def checkpoint(name: str, warm_steps: int, steps: int) -> None:
+        model.save(out / "checkpoints" / name)
+        write_state(out, {"settings": settings, "warm_steps": warm_steps, "done": steps,
+                          "checkpoint": f"checkpoints/{name}"})
+
     # 1. the critic alone, until its explained variance stops rising
     model.critic_only = True
     best_ev, stale = -np.inf, 0
-    for i in range(a.warmup_max):
+    for i in range(a.warmup_max if resume is None else 0):
         model.learn(rollout, reset_num_timesteps=False, progress_bar=False)
         ev = model.last_stats["explained_variance"]
         note(phase="warmup", rollout=i + 1, **model.last_stats)
@@ -226,10 +292,16 @@ def main(argv: list[str] | None = None) -> int:
             if stale >= a.warmup_patience:
                 break
     model.critic_only = False
-    warm_steps = int(model.num_timesteps)
+    if resume is None:
+        warm_steps = int(model.num_timesteps)
+        checkpoint("warm.zip", warm_steps, 0)
+    else:
+        warm_steps = int(resume["warm_steps"])
     # 2. PPO with the KL penalty; the curve every --eval-every decisions
     curve_path = out / "curve.jsonl"
-    points: list[dict[str, Any]] = []
+    if resume is None:
+        curve_path.unlink(missing_ok=True)  # a fresh run draws a fresh curve
+    points = read_curve(curve_path, done)
     title = (f"{a.rules}: PPO from {init.name}, KL {a.kl_coef}, lr {lr:g}, batch "
              f"{a.batch_size}; {a.eval_deals} deals, seed {a.eval_seed}")
 
@@ -243,9 +315,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{steps:,} PPO decisions] policy - rules {pt['diff']:+.3f} "
               f"[{pt['ci_low']:+.3f}, {pt['ci_high']:+.3f}] ({pt['deals']} deals)", flush=True)
 
-    evaluate(0)
-    done = 0
-    next_snap = a.snapshot_every
+    if not points or points[-1]["steps"] != done:
+        evaluate(done)
+    next_snap = (done // a.snapshot_every + 1) * a.snapshot_every
     while done < a.total_steps:
         if a.time_limit and time.perf_counter() - t0 > 60 * a.time_limit:
             print(f"time limit reached after {done:,} PPO decisions", flush=True)
@@ -259,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
             pool.add(model.policy)
             pool.refresh()
             next_snap += a.snapshot_every
-        model.save(out / "checkpoints" / f"ppo_{done}.zip")
+        checkpoint(f"ppo_{done}.zip", warm_steps, done)
         evaluate(done)
     model.save(out / "model.zip")
     log.close()
