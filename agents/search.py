@@ -21,8 +21,10 @@ At a decision with a real choice the agent
    prior's choice. With ``z = 0`` this is the candidate with the best mean.
 
 With the rules prior a legal Hu is always declared without search (self-drawn or on a
-discard); the fitted prior decides Hu or pass itself, also without search. Decisions
-with one legal action, or one candidate, cost no play-out.
+discard); the fitted prior decides Hu or pass itself, also without search. ``hu=search``
+searches a Hu on another seat's tile (a discard, or a kong robbed) against the other
+answers (the prior's choice, Hu for ``rules``, first); a self-drawn Hu is always taken.
+Decisions with one legal action, or one candidate, cost no play-out.
 
 Options (``search?k=64&top=4&rollout=greedy``): ``k`` samples per decision (>= 1),
 ``top`` candidates at most (>= 1; 1 plays the prior), ``rollout`` the rollout policy
@@ -33,7 +35,9 @@ beat the prior's choice (>= 0), ``rollouts`` an upper bound on play-outs per dec
 sampled (``discards``, the default: weighted by their rivers,
 :mod:`agents.search_sampler`; or ``uniform``), ``seed`` the sampler's generator, ``rules`` the rule
 preset being played (the arena passes it), ``prior`` the prior (``rules`` or ``fitted``;
-``fitted`` loads torch and the model).
+``fitted`` loads torch and the model), ``hu`` a Hu on another seat's tile: ``declare``
+(the default: the prior's choice, without search) or ``search`` (searched against passing
+and the other answers).
 
 Measure it against three ``rules`` bots in the duplicate arena, with its cost per decision::
 
@@ -73,6 +77,9 @@ def suit_of_void_action(a: np.ndarray) -> np.ndarray:
     return np.where(a >= VOID_SUIT, a - VOID_SUIT, SUIT_OF[np.clip(a - VOID_TILE, 0, 26)])
 
 
+#: What a Hu on another seat's tile gets: the prior's choice (``declare``) or a search.
+HU_CHOICES = ("declare", "search")
+
 #: Priors: ``rules`` (the rules bot) or ``fitted`` (the shipped rollout-fitted network
 #: for the preset, docs/models.md). The prior's choice is candidate 0 and the default.
 PRIORS = ("rules", "fitted")
@@ -92,7 +99,7 @@ class SearchAgent(BaseAgent):
     def __init__(self, seed: int | None = None, *, k: int = 64, top: int = 4,
                  rollout: str = "greedy", rollouts: int | None = None, z: float = 1.0,
                  rules: str | Rules | None = "mil", hands: str = "discards",
-                 prior: str = "rules") -> None:
+                 prior: str = "rules", hu: str = "declare") -> None:
         self.k = _positive_int("k", k)
         self.top = _positive_int("top", top)
         if rollout not in ROLLOUT_POLICIES:
@@ -113,6 +120,9 @@ class SearchAgent(BaseAgent):
         if prior not in PRIORS:
             raise ValueError(f"unknown prior {prior!r}; known: {', '.join(PRIORS)}")
         self.prior_name = prior
+        if hu not in HU_CHOICES:
+            raise ValueError(f"unknown hu choice {hu!r}; known: {', '.join(HU_CHOICES)}")
+        self.hu = hu
         self.bot = RulesAgent(seed)  # orders the candidates (and is the prior for "rules")
         self.prior: Any = self.bot
         if prior == "fitted":
@@ -167,7 +177,7 @@ class SearchAgent(BaseAgent):
             for a in more:
                 if len(got) >= self.top:
                     break
-                if a not in got and a != HU:
+                if a not in got:
                     got.append(int(a))
             out.append(got)
         return out
@@ -183,11 +193,14 @@ class SearchAgent(BaseAgent):
         n = masks.shape[0]
         bot = self.bot.act_batch(views, masks)
         prior = bot if self.prior is self.bot else self.prior.act_batch(views, masks)
-        out = prior.copy()
-        if self.prior is self.bot:
-            out[masks[:, HU]] = HU  # the rules prior always declares a legal Hu
+        hu = masks[:, HU]
+        if self.prior is self.bot:  # the rules prior always declares a legal Hu
+            prior = prior.copy()
+            prior[hu] = HU
         # (the fitted prior decides Hu or pass itself: it was fitted to play-outs of both)
-        ask = np.flatnonzero((masks.sum(1) > 1) & ~masks[:, HU])
+        out = prior.copy()
+        searched_hu = hu & (views.phase != TURN) if self.hu == "search" else False
+        ask = np.flatnonzero((masks.sum(1) > 1) & (~hu | searched_hu))
         self.decisions += n
         if ask.size:
             cands = self.candidates(SeatView(*(f[ask] for f in views)), masks[ask], prior[ask],
@@ -255,7 +268,7 @@ class SearchAgent(BaseAgent):
     def __repr__(self) -> str:
         return (f"SearchAgent(k={self.k}, top={self.top}, rollout={self.rollout!r}, "
                 f"rollouts={self.rollouts}, z={self.z}, hands={self.hands!r}, "
-                f"rules={self.rules.preset!r}, prior={self.prior_name!r}, "
+                f"rules={self.rules.preset!r}, prior={self.prior_name!r}, hu={self.hu!r}, "
                 f"seed={self.seed})")
 
 

@@ -411,6 +411,32 @@ def test_search_takes_hu_and_plays_single_actions_without_search(mil_positions):
             assert agent.playouts == before
 
 
+def test_hu_search_searches_a_hu_on_another_seats_tile(mil_positions):
+    """``hu=search``: a Hu on a discard (or a robbed kong) is searched against the other
+    answers, Hu first (the rules prior's choice); a self-drawn Hu is still taken without
+    play-outs; one candidate (``top=1``) declares the Hu."""
+    agent = SearchAgent(seed=0, k=4, top=4, hu="search")
+    single = SearchAgent(seed=0, k=4, top=1, hu="search")
+    claims = 0
+    for p in mil_positions:
+        m = p.legal_action_mask
+        if not m[0, HU]:
+            continue
+        v = seat_view(p, int(p.current[0]), [0])
+        before = agent.playouts
+        a = int(agent.act_batch(v, m)[0])
+        assert m[0, a]
+        assert single.act_batch(v, m)[0] == HU
+        if p.phase[0] == TURN:
+            assert a == HU and agent.playouts == before
+            continue
+        claims += 1
+        cand = agent.candidates(v, m, np.array([HU]))[0]
+        assert cand[0] == HU and PASS in cand and all(m[0, c] for c in cand)
+        assert agent.playouts > before
+    assert claims >= 3 and single.playouts == 0
+
+
 def test_top1_plays_the_prior(mil_positions):
     agent = SearchAgent(seed=0, k=4, top=1)
     prior = RulesAgent()
@@ -510,6 +536,7 @@ def test_rollout_budget_lowers_samples():
     ("search?rollout=", "unknown rollout policy ''"),
     ("search?depth=3", "unexpected keyword argument 'depth'"),
     ("search?prior=nope", "unknown prior 'nope'; known: rules, fitted"),
+    ("search?hu=maybe", "unknown hu choice 'maybe'; known: declare, search"),
 ])
 def test_bad_options(spec, words, capsys):
     with pytest.raises(AgentSpecError, match="search"):
