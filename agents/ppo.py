@@ -31,7 +31,8 @@ KINDS = ("fitted", "ppo")
 #: figures: points per deal against ``rules``, duplicate arena, 20,000 deals; source: the
 #: ``results`` of each model's metadata and docs/models.md).
 BEST: dict[str, tuple[str, str]] = {
-    "mil": ("fitted", "fitted - rules +0.149 [+0.122, +0.175], seed 20261129"),
+    "mil": ("ppo", "ppo - rules +0.179 [+0.151, +0.207], seed 20261201 (fitted +0.151 on "
+                   "the same walls; ppo - fitted +0.015 [+0.001, +0.028] head to head)"),
     "mahjongsoft": ("fitted", "fitted - rules +0.121 [+0.091, +0.151], seed 20261126"),
 }
 
