@@ -50,6 +50,11 @@ class GameError(ValueError):
         self.status = status
 
 
+#: Held around every engine step and bot decision of any web game: games played in
+#: parallel threads corrupted each other's deals without it (records that did not replay).
+ENGINE_LOCK = threading.RLock()
+
+
 class SharedAgent:
     """An agent shared by many games' threads: one call at a time."""
 
@@ -59,7 +64,7 @@ class SharedAgent:
         self.lock = threading.Lock()
 
     def choose(self, game: Game) -> int:
-        with self.lock:
+        with self.lock, ENGINE_LOCK:
             return int(choose(game.state, _ROW, [self.agent], names=[self.label])[0])
 
 
@@ -190,7 +195,8 @@ class WebGame:
         """Deal the next deal and play the bots up to the human's first decision; returns
         the frames of the bots' moves (see :meth:`act`)."""
         self.deal_number += 1
-        self.game = Game.new(self.base_seed + self.deal_number, self.rules)
+        with ENGINE_LOCK:
+            self.game = Game.new(self.base_seed + self.deal_number, self.rules)
         self.step = 0
         self.log: list[str] = []
         return self._run_bots()
@@ -203,6 +209,10 @@ class WebGame:
         return seat_view(self.game.state, self.human, _ROW)
 
     def _apply(self, action: int) -> dict[str, Any] | None:
+        with ENGINE_LOCK:
+            return self._apply_locked(action)
+
+    def _apply_locked(self, action: int) -> dict[str, Any] | None:
         g = self.game
         before = self._view()
         n_events, n_pay = len(g.events), len(g.payments)
