@@ -195,8 +195,7 @@ class SearchAgent(BaseAgent):
         prior = bot if self.prior is self.bot else self.prior.act_batch(views, masks)
         hu = masks[:, HU]
         if self.prior is self.bot:  # the rules prior always declares a legal Hu
-            prior = prior.copy()
-            prior[hu] = HU
+            prior = np.where(hu, HU, prior)
         # (the fitted prior decides Hu or pass itself: it was fitted to play-outs of both)
         out = prior.copy()
         searched_hu = hu & (views.phase != TURN) if self.hu == "search" else False

@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         log.write(json.dumps(kw) + "\n")
         log.flush()
 
-    def checkpoint(name: str, warm_steps: int, steps: int) -> None:
+    def checkpoint(name: str, steps: int) -> None:  # after warm_steps is set below
         model.save(out / "checkpoints" / name)
         write_state(out, {"settings": settings, "warm_steps": warm_steps, "done": steps,
                           "checkpoint": f"checkpoints/{name}"})
@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     model.critic_only = False
     if resume is None:
         warm_steps = int(model.num_timesteps)
-        checkpoint("warm.zip", warm_steps, 0)
+        checkpoint("warm.zip", 0)
     else:
         warm_steps = int(resume["warm_steps"])
     # 2. PPO with the KL penalty; the curve every --eval-every decisions
@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
             pool.add(model.policy)
             pool.refresh()
             next_snap += a.snapshot_every
-        checkpoint(f"ppo_{done}.zip", warm_steps, done)
+        checkpoint(f"ppo_{done}.zip", done)
         evaluate(done)
     model.save(out / "model.zip")
     log.close()

@@ -52,19 +52,18 @@ class GameError(ValueError):
 
 #: Held around every engine step and bot decision of any web game: games played in
 #: parallel threads corrupted each other's deals without it (records that did not replay).
-ENGINE_LOCK = threading.RLock()
+ENGINE_LOCK = threading.Lock()
 
 
 class SharedAgent:
-    """An agent shared by many games' threads: one call at a time."""
+    """An agent shared by many games' threads: one call at a time (:data:`ENGINE_LOCK`)."""
 
     def __init__(self, agent: Any, label: str) -> None:
         self.agent = agent
         self.label = label
-        self.lock = threading.Lock()
 
     def choose(self, game: Game) -> int:
-        with self.lock, ENGINE_LOCK:
+        with ENGINE_LOCK:
             return int(choose(game.state, _ROW, [self.agent], names=[self.label])[0])
 
 
