@@ -110,6 +110,11 @@ class SearchAgent(BaseAgent):
             raise ValueError(f"unknown hand sampling {hands!r}; known: "
                              f"{', '.join(HAND_SAMPLING)}")
         self.hands = hands
+        self.hand_model: Any = None
+        if hands == "model":
+            from agents.hand_model import shipped_hand_model  # torch: loaded only for this
+
+            self.hand_model = shipped_hand_model()
         self.rollouts = None if rollouts is None else _positive_int("rollouts", rollouts)
         if isinstance(z, bool) or not isinstance(z, (int, float)) or not 0 <= z < 100:
             raise ValueError(f"z must be a number in 0..100, got {z!r}")
@@ -226,7 +231,8 @@ class SearchAgent(BaseAgent):
             if len(cand) < 2:
                 continue
             k = self.samples_for(len(cand))
-            st = sample_states(views, i, masks[i], self.rules, k, self.rng, self.hands)
+            st = sample_states(views, i, masks[i], self.rules, k, self.rng, self.hands,
+                               self.hand_model)
             legal = st.legal_action_mask[:, cand].all(0)
             cand = [a for a, ok in zip(cand, legal.tolist(), strict=True) if ok]
             if len(cand) < 2:

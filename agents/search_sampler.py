@@ -47,6 +47,8 @@ play-out stops at the end of the deal being played.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from agents.search_rollout import reopen_kernel
@@ -192,7 +194,7 @@ def _base(k: Known, rules: Rules, n: int) -> State:
     return st
 
 
-HAND_SAMPLING = ("uniform", "discards")
+HAND_SAMPLING = ("uniform", "discards", "model")
 # weight of a kind in a seat's sampled hand: discarded by it, one rank from its discard,
 # two ranks from one, other (see the module docstring)
 DISCARD_WEIGHTS = (0.61, 0.83, 1.06, 1.0)
@@ -248,17 +250,23 @@ def _take(pool: list[int], n: int, banned_suit: int) -> list[int]:
 
 
 def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int,
-                  rng: np.random.Generator, hands: str = "uniform") -> State:
+                  rng: np.random.Generator, hands: str = "uniform",
+                  hand_model: Any = None) -> State:
     """``n`` engine tables consistent with row ``i`` of ``view`` (hidden tiles sampled
     with ``rng``; see the module docstring); ``mask`` is the deciding seat's legal mask
     (in a claim window its options are set from it). Their rules are ``rules`` with one
     deal per match; ``legal_action_mask`` holds the deciding seat's legal actions.
-    ``hands``: how the other seats' hands are drawn (:data:`HAND_SAMPLING`)."""
+    ``hands``: how the other seats' hands are drawn (:data:`HAND_SAMPLING`); with
+    ``"model"``, ``hand_model`` is the :class:`agents.hand_model.HandNet` to read (default:
+    the shipped one)."""
     if hands not in HAND_SAMPLING:
         raise ValueError(f"unknown hand sampling {hands!r}; known: {', '.join(HAND_SAMPLING)}")
     k = Known(view, i)
-    weight = ({a: discard_weights(k.river[a], int(k.river_len[a])) for a in k.others}
-              if hands == "discards" else None)
+    weight = None
+    if hands == "discards":
+        weight = {a: discard_weights(k.river[a], int(k.river_len[a])) for a in k.others}
+    elif hands == "model":
+        weight = model_weights(view, i, k, rules, hand_model)
     rules1 = rules.replace(deals_per_match=1)
     st = _base(k, rules1, n)
     tiles = np.repeat(np.arange(N_KINDS), k.unseen)
@@ -294,6 +302,21 @@ def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int
                       *engine.kernel_rule_args(rules1), *st.arrays())
     st.legal_action_mask[:] = engine.legal_mask(st)
     return st
+
+
+def model_weights(view: SeatView, i: int, k: Known, rules: Rules,
+                  hand_model: Any = None) -> dict[int, np.ndarray]:
+    """Per other (absolute) seat, the hand model's odds that an unseen copy of each kind
+    is in its hand (:func:`agents.hand_model.copy_weights`)."""
+    from agents.hand_model import copy_weights, shipped_hand_model  # torch, on demand
+
+    model = hand_model if hand_model is not None else shipped_hand_model()
+    row = SeatView(*(f[i:i + 1] for f in view))
+    sizes = np.zeros((1, 3))
+    for a in k.others:
+        sizes[0, int(k.rel[a]) - 1] = k.sizes[a]
+    w = copy_weights(model, row, rules, sizes)[0]
+    return {a: w[int(k.rel[a]) - 1] for a in k.others}
 
 
 def own_options(mask: np.ndarray) -> int:

@@ -357,16 +357,19 @@ def test_discard_weighted_hands_hold_thrown_kinds_less(mil_positions):
     # lie in suits other seats may not take); weighted, about 0.6 to 0.7 times that
     assert 0.9 < rate["uniform"] < 1.25, rate
     assert 0.55 < rate["discards"] / rate["uniform"] < 0.8, rate
+    assert rate["model"] / rate["uniform"] < 0.8, rate  # the hand model learned it too
 
 
 def test_hand_sampling_option():
     assert SearchAgent().hands == "discards"  # the default, chosen on seed 901
     assert SearchAgent(hands="uniform").hands == "uniform"
-    with pytest.raises(ValueError, match="unknown hand sampling 'x'; known: uniform, discards"):
+    with pytest.raises(ValueError,
+                       match="unknown hand sampling 'x'; known: uniform, discards, model"):
         SearchAgent(hands="x")
 
 
-def test_samples_and_choice_ignore_hidden_tiles(mil_positions):
+@pytest.mark.parametrize("how", HAND_SAMPLING)
+def test_samples_and_choice_ignore_hidden_tiles(mil_positions, how):
     rng = np.random.default_rng(1)
     tried = 0
     for p in mil_positions[5::23]:
@@ -378,12 +381,14 @@ def test_samples_and_choice_ignore_hidden_tiles(mil_positions):
         vp, vq = seat_view(p, seat, [0]), seat_view(q, seat, [0])
         for f, g in zip(vp, vq, strict=True):
             assert (f == g).all()
-        a = sample_states(vp, 0, p.legal_action_mask[0], p.rules, 4, np.random.default_rng(9))
-        b = sample_states(vq, 0, q.legal_action_mask[0], q.rules, 4, np.random.default_rng(9))
+        a = sample_states(vp, 0, p.legal_action_mask[0], p.rules, 4, np.random.default_rng(9),
+                          how)
+        b = sample_states(vq, 0, q.legal_action_mask[0], q.rules, 4, np.random.default_rng(9),
+                          how)
         for f, g in zip(a.arrays(), b.arrays(), strict=True):
             assert (f == g).all()
-        ca = SearchAgent(seed=4, k=6).act_batch(vp, p.legal_action_mask)
-        cb = SearchAgent(seed=4, k=6).act_batch(vq, q.legal_action_mask)
+        ca = SearchAgent(seed=4, k=6, hands=how).act_batch(vp, p.legal_action_mask)
+        cb = SearchAgent(seed=4, k=6, hands=how).act_batch(vq, q.legal_action_mask)
         assert ca[0] == cb[0]
         tried += 1
     assert tried >= 3

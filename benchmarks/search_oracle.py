@@ -1,0 +1,146 @@
+"""How much the search agent would gain from knowing the hidden hands (a diagnostic).
+
+    python benchmarks/search_oracle.py [--agent search] [--deals 800] [--seed 911] [--rules mil]
+
+Plays the same search agent against three ``rules`` bots on the same walls three times:
+
+* ``sampled``: the agent as shipped -- its play-out tables are sampled from its seat view;
+* ``ready``: the other seats' hands that are ready (waiting) are the real ones, the rest
+  of their hands and the wall are dealt again at random from those seats' tiles and the
+  wall (each seat's void suit respected);
+* ``oracle``: every hand is the real one; only the order of the wall is shuffled.
+
+This cheats on purpose: the play-out tables are copies of the real table, taken from the
+engine state the arena's driver holds (this script wraps ``sichuan_env.driver.seat_view``
+to see it). The agent itself never reads hidden information; the figures bound what
+better sampling of the hidden hands could give it. Prints each mode's points per deal
+over ``rules`` and each mode minus ``sampled`` on the same walls, with 95% CIs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import agents.search as search_mod  # noqa: E402
+import sichuan_env.driver as driver  # noqa: E402
+from sichuan_env import engine  # noqa: E402
+from sichuan_env import engine_kernels as ek  # noqa: E402
+from sichuan_env.rules import Rules, get_rules  # noqa: E402
+from sichuan_env.state import State  # noqa: E402
+from sichuan_env.view import SeatView  # noqa: E402
+from sichuan_env.vocab import N_KINDS, SUIT_OF  # noqa: E402
+
+MODES = ("sampled", "ready", "oracle")
+_seen: dict[str, Any] = {}
+_seat_view = driver.seat_view
+_sample_states = search_mod.sample_states
+
+
+def _remembering_seat_view(state: State, seats: Any, rows: Any = None) -> SeatView:
+    _seen["state"], _seen["rows"] = state, rows
+    return _seat_view(state, seats, rows)
+
+
+def _redeal_loose_hands(out: State, j: int, lo: int, hi: int,
+                        rng: np.random.Generator) -> None:
+    """Table ``j``: the hands of the other seats not ready, dealt again with the wall."""
+    me = int(out.current[j])
+    loose = [a for a in range(4) if a != me and not out.hu[j, a] and out.waits[j, a] == 0]
+    pool = out.wall[j, lo:hi].astype(np.int64).tolist()
+    for a in loose:
+        pool += np.repeat(np.arange(N_KINDS), out.hand[j, a]).tolist()
+    pool = rng.permutation(np.asarray(pool, np.int64)).tolist()
+    for a in loose:
+        size, void = int(out.hand[j, a].sum()), int(out.void[j, a])
+        ok = [x for x in pool if void < 0 or SUIT_OF[x] != void]
+        got = ok[:size] if len(ok) >= size else ok + [x for x in pool if x not in ok][
+            :size - len(ok)]
+        for x in got:
+            pool.remove(x)
+        out.hand[j, a] = np.bincount(got, minlength=N_KINDS)
+    out.wall[j, lo:hi] = pool
+
+
+def _copies_of_the_real_table(mode: str):
+    def sample(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int,
+               rng: np.random.Generator, hands: str = "uniform", hand_model: Any = None
+               ) -> State:
+        state, rows = _seen["state"], _seen["rows"]
+        t = int(np.arange(state.batch_size)[rows][i]) if rows is not None else i
+        if int(state.current[t]) != int(view.seat[i]):
+            raise RuntimeError("the remembered state does not match the view")
+        one = state.take(np.full(n, t))
+        rules1 = rules.replace(deals_per_match=1)
+        out = State(*one.arrays(), rules1)
+        lo, hi = int(out.wall_front[0]), int(out.wall_back[0])
+        for j in range(n):
+            out.wall[j, lo:hi] = rng.permutation(out.wall[j, lo:hi])
+            if mode == "ready":
+                _redeal_loose_hands(out, j, lo, hi, rng)
+        ek.refresh_waits(*engine.kernel_rule_args(rules1), *out.arrays())
+        out.legal_action_mask[:] = engine.legal_mask(out)
+        return out
+    return sample
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="The search agent with sampled, partly real "
+                                "and real hidden hands, on the same walls.")
+    p.add_argument("--agent", default="search")
+    p.add_argument("--deals", type=int, default=800)
+    p.add_argument("--seed", type=int, default=911)
+    p.add_argument("--rules", default="mil")
+    p.add_argument("--modes", default=",".join(MODES))
+    a = p.parse_args(argv)
+    from agents.arena import mean_ci, run_arena
+    from sichuan_env.agent import make_agent
+
+    modes = a.modes.split(",")
+    try:
+        if a.deals < 4 or a.seed < 0:
+            raise ValueError("--deals must be >= 4 and --seed >= 0")
+        if bad := [m for m in modes if m not in MODES]:
+            raise ValueError(f"unknown mode {bad[0]!r}; known: {', '.join(MODES)}")
+        rules = get_rules(a.rules)
+        make_agent(a.agent, seed=a.seed, preset=rules.preset)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    driver.seat_view = _remembering_seat_view
+    per_wall = {}
+    for mode in modes:
+        search_mod.sample_states = (_sample_states if mode == "sampled"
+                                    else _copies_of_the_real_table(mode))
+        agent = make_agent(a.agent, seed=a.seed, preset=rules.preset)
+        cpu = time.process_time()
+        res = run_arena([agent, "rules", "rules", "rules"], deals=a.deals, seed=a.seed,
+                        rules=rules, tables=64, progress=False)
+        d = res.pairwise(agent.name, "rules")
+        per_wall[mode] = res.unit_means(agent.name) - res.unit_means("rules")
+        print(f"{mode:8s} {a.agent} - rules: {d['mean']:+.3f} [{d['ci_low']:+.3f}, "
+              f"{d['ci_high']:+.3f}] over {res.deals} deals ({d['units']} walls), seed "
+              f"{a.seed}, {rules.preset}; {agent.searched} of {agent.decisions} decisions "
+              f"searched, {time.process_time() - cpu:.0f} CPU s", flush=True)
+    search_mod.sample_states = _sample_states
+    driver.seat_view = _seat_view
+    if "sampled" in per_wall:
+        for mode in modes:
+            if mode != "sampled":
+                diff = per_wall[mode] - per_wall["sampled"]
+                m, half, _ = mean_ci(diff[~np.isnan(diff)])
+                print(f"{mode} - sampled (same walls): {m:+.3f} [{m - half:+.3f}, "
+                      f"{m + half:+.3f}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
