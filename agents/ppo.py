@@ -24,15 +24,16 @@ from sichuan_env.view import SeatView
 #: their model cards.
 MODELS = Path(__file__).resolve().parent / "models"
 #: How a shipped model was made, by agent name: ``fitted``, the actor fitted to rollout
-#: comparisons (agents.training.distill); ``ppo``, that model changed by PPO updates
-#: (agents.training.finetune).
+#: comparisons (agents.training.distill, repeated by agents.training.improve); ``ppo``, a
+#: fitted model changed by PPO updates (agents.training.finetune).
 KINDS = ("fitted", "ppo")
 #: The strongest shipped agent per preset, by the ladder rows that measured them (the
 #: figures: points per deal against ``rules``, duplicate arena, 20,000 deals; source: the
 #: ``results`` of each model's metadata and docs/models.md).
 BEST: dict[str, tuple[str, str]] = {
-    "mil": ("ppo", "ppo - rules +0.179 [+0.151, +0.207], seed 20261201 (fitted +0.151 on "
-                   "the same walls; ppo - fitted +0.015 [+0.001, +0.028] head to head)"),
+    "mil": ("fitted", "fitted - rules +0.186 [+0.154, +0.217], seed 20261201 (ppo +0.179 on "
+                      "the same walls; fitted - its previous file +0.027 [+0.005, +0.050] and "
+                      "ppo - that file +0.015 [+0.001, +0.028] head to head)"),
     "mahjongsoft": ("fitted", "fitted - rules +0.121 [+0.091, +0.151], seed 20261126"),
 }
 
