@@ -12,12 +12,13 @@ search scores far higher (docs/search.md). This module learns, from deals of fou
   last four discards).
 * :class:`HandNet` -- an MLP: for each other seat (relative 1, 2, 3) a distribution over
   the 27 kinds of the tiles it holds (standing tiles and set-aside tile), zero where no
-  copy is unseen.
+  copy is unseen, and the chance that its hand is ready (waits on a tile).
 * :func:`collect` / :func:`train` / ``python -m agents.hand_model`` -- self-play data
   (views and the true hands) and a cross-entropy fit; the file it writes holds the
   weights and the settings.
-* :func:`copy_weights` -- what the sampler uses (``search?hands=model``): per other seat
-  and kind, the odds that one unseen copy is in that seat's hand.
+* :func:`copy_weights` -- what the sampler uses (``search?hands=model`` and
+  ``hands=shaped``): per other seat and kind, the odds that one unseen copy is in that
+  seat's hand; :meth:`HandNet.ready` -- the chance of a ready hand (``hands=shaped``).
 
 Needs torch (the ``train`` extra); nothing here runs unless ``hands=model`` is asked for.
 """
@@ -77,20 +78,25 @@ def _torch():
     return torch
 
 
+#: outputs per other seat: 27 kind logits, then one logit of "the hand is ready"
+OUTPUTS = N_KINDS + 1
+
+
 def make_net(hidden: int = 256) -> Any:
-    """The MLP: (n, N_FEATURES, 27) -> (n, 3, 27) logits, one row per other seat."""
+    """The MLP: (n, N_FEATURES, 27) -> (n, 3, OUTPUTS) logits, one row per other seat."""
     nn = _torch().nn
     return nn.Sequential(
         nn.Flatten(),
         nn.Linear(N_FEATURES * N_KINDS, hidden), nn.ReLU(),
         nn.Linear(hidden, hidden), nn.ReLU(),
-        nn.Linear(hidden, 3 * N_KINDS), nn.Unflatten(1, (3, N_KINDS)),
+        nn.Linear(hidden, 3 * OUTPUTS), nn.Unflatten(1, (3, OUTPUTS)),
     )
 
 
 class HandNet:
     """A trained :func:`make_net` with its settings; :meth:`probabilities` gives, per other
-    seat, the share of its hidden tiles of each kind."""
+    seat, the share of its hidden tiles of each kind, :meth:`ready` the chance that its
+    hand is ready."""
 
     def __init__(self, net: Any, settings: dict[str, Any]) -> None:
         self.net = net.eval()
@@ -117,14 +123,21 @@ class HandNet:
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """(n, 3, 27): per other seat (relative 1..3), the share of its hidden tiles of each
         kind, 0 where the viewer sees every copy."""
-        torch = _torch()
-        with torch.no_grad():
-            logits = self.net(torch.as_tensor(x, dtype=torch.float32)).numpy()
+        logits = self._logits(x)[:, :, :N_KINDS]
         unseen = unseen_from_features(x)
         logits = np.where(unseen[:, None, :] > 0, logits, -np.inf)
         logits -= logits.max(axis=2, keepdims=True)
         p = np.exp(logits)
         return p / p.sum(axis=2, keepdims=True)
+
+    def ready(self, x: np.ndarray) -> np.ndarray:
+        """(n, 3): per other seat (relative 1..3), the chance that its hand is ready."""
+        return 1.0 / (1.0 + np.exp(-self._logits(x)[:, :, N_KINDS]))
+
+    def _logits(self, x: np.ndarray) -> np.ndarray:
+        torch = _torch()
+        with torch.no_grad():
+            return self.net(torch.as_tensor(x, dtype=torch.float32)).numpy().astype(np.float64)
 
 
 _SHIPPED_MODEL: HandNet | None = None
@@ -139,24 +152,26 @@ def shipped_hand_model() -> HandNet:
 
 
 def copy_weights(model: HandNet, view: SeatView, rules: Rules,
-                 sizes: np.ndarray) -> np.ndarray:
-    """(n, 3, 27) weights for the sampler's weighted draw: per other seat (relative 1..3)
-    and kind, the odds ``q / (1 - q)`` that one unseen copy is in its hand, with ``q`` the
-    predicted count (share x ``sizes[:, r]`` hidden tiles) over the unseen copies."""
+                 sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What the sampler reads, for the rows of ``view``: (n, 3, 27) weights for its
+    weighted draw -- per other seat (relative 1..3) and kind, the odds ``q / (1 - q)`` that
+    one unseen copy is in its hand, with ``q`` the predicted count (share x ``sizes[:, r]``
+    hidden tiles) over the unseen copies -- and (n, 3) the chance of a ready hand."""
     x = hand_features(view, rules)
     p = model.probabilities(x)
     unseen = unseen_from_features(x)
     q = p * np.asarray(sizes, np.float64)[:, :, None] / np.maximum(unseen, 1)[:, None, :]
     q = q.clip(1e-3, 0.98)
-    return q / (1.0 - q)
+    return q / (1.0 - q), model.ready(x)
 
 
 # ---------------------------------------------------------------------- training data
 def collect(deals: int, seed: int, rules: str | Rules = "mil", prob: float = 0.2,
-            tables: int = 256) -> tuple[np.ndarray, np.ndarray]:
+            tables: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Deals of four ``rules`` bots: at every decision, with chance ``prob`` per table,
     each seat's features and the true hidden tiles (standing + set-aside) of the other three
-    seats, relative order. Returns (float16 (n, N_FEATURES, 27), int8 (n, 3, 27))."""
+    seats, relative order, and whether each of those hands is ready. Returns (float16
+    (n, N_FEATURES, 27), int8 (n, 3, 27), bool (n, 3))."""
     from agents.rules_bot import RulesAgent
     from sichuan_env import engine
     from sichuan_env.state import DONE
@@ -167,6 +182,7 @@ def collect(deals: int, seed: int, rules: str | Rules = "mil", prob: float = 0.2
     bot = RulesAgent(seed)
     xs: list[np.ndarray] = []
     ys: list[np.ndarray] = []
+    rs: list[np.ndarray] = []
     done_deals = 0
     while done_deals < deals:
         b = min(tables, deals - done_deals)
@@ -186,23 +202,28 @@ def collect(deals: int, seed: int, rules: str | Rules = "mil", prob: float = 0.2
                 v = seat_view(st, s4, r4)
                 xs.append(hand_features(v, rules).astype(np.float16))
                 y = np.zeros((r4.size, 3, N_KINDS), np.int8)
+                ready = np.zeros((r4.size, 3), bool)
                 for r in range(1, 4):
                     other = (s4 + r) % 4
                     y[:, r - 1] = st.hand[r4, other]
+                    ready[:, r - 1] = (st.waits[r4, other] != 0) & ~st.hu[r4, other]
                     sa = st.set_aside[r4, other]
                     has = sa >= 0
                     y[np.flatnonzero(has), r - 1, sa[has]] += 1
                 ys.append(y)
+                rs.append(ready)
             st, _, _ = engine.step(st, acts)
         done_deals += b
-    return np.concatenate(xs), np.concatenate(ys)
+    return np.concatenate(xs), np.concatenate(ys), np.concatenate(rs)
 
 
-def train(x: np.ndarray, y: np.ndarray, *, hidden: int = 256, epochs: int = 4,
+def train(x: np.ndarray, y: np.ndarray, ready: np.ndarray, *, hidden: int = 256,
+          epochs: int = 4,
           lr: float = 1e-3, batch: int = 1024, val: float = 0.1, seed: int = 0,
           log: Any = print) -> tuple[HandNet, dict[str, float]]:
     """Fit :func:`make_net` by cross-entropy to the true shares of each seat's hidden
-    tiles; the last ``val`` part is held out. Returns the model and held-out figures."""
+    tiles and to whether its hand is ready; the last ``val`` part is held out. Returns the
+    model and held-out figures."""
     torch = _torch()
     torch.manual_seed(seed)
     n = x.shape[0]
@@ -212,12 +233,15 @@ def train(x: np.ndarray, y: np.ndarray, *, hidden: int = 256, epochs: int = 4,
     unseen = torch.as_tensor(unseen_from_features(x) > 0)
     X = torch.as_tensor(x)
     Y = torch.as_tensor(y.astype(np.float32))
+    R = torch.as_tensor(ready.astype(np.float32))
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
 
     def loss_of(idx: Any) -> Any:
-        logits = net(X[idx].float()).masked_fill(~unseen[idx][:, None, :], -1e9)
+        out = net(X[idx].float())
+        logits = out[:, :, :N_KINDS].masked_fill(~unseen[idx][:, None, :], -1e9)
         size = Y[idx].sum(2, keepdim=True).clamp(min=1)
         logp = torch.log_softmax(logits, dim=2)
-        return -((Y[idx] / size) * logp).sum(2).mean()
+        return -((Y[idx] / size) * logp).sum(2).mean() + bce(out[:, :, N_KINDS], R[idx])
 
     rng = np.random.default_rng(seed)
     for ep in range(epochs):
@@ -237,7 +261,12 @@ def train(x: np.ndarray, y: np.ndarray, *, hidden: int = 256, epochs: int = 4,
         log(f"epoch {ep + 1}: train loss {total / cut:.4f}, held-out loss {held:.4f}")
     model = HandNet(net, {"hidden": hidden, "epochs": epochs, "lr": lr, "batch": batch,
                           "samples": int(cut), "held_out": int(n - cut), "seed": seed})
-    return model, {"held_out_loss": held, **overlap(model, x[cut:], y[cut:], seed)}
+    p = model.ready(x[cut:].astype(np.float32))
+    truth = ready[cut:]
+    figures = {"held_out_loss": held, "ready_rate": float(truth.mean()),
+               "ready_brier": float(((p - truth) ** 2).mean()),
+               "ready_brier_constant": float(truth.var())}
+    return model, figures | overlap(model, x[cut:], y[cut:], seed)
 
 
 def overlap(model: HandNet, x: np.ndarray, y: np.ndarray, seed: int = 0) -> dict[str, float]:
@@ -286,21 +315,25 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     started = time.time()
-    xs, ys = [], []
+    xs, ys, rs = [], [], []
     for j, preset in enumerate(("mil", "mahjongsoft")):
-        x, y = collect(a.deals, a.seed + j, preset, a.prob)
+        x, y, r = collect(a.deals, a.seed + j, preset, a.prob)
         print(f"{preset}: {x.shape[0]} positions from {a.deals} deals (seed {a.seed + j}), "
               f"{time.time() - started:.0f} s", flush=True)
         xs.append(x)
         ys.append(y)
-    x, y = np.concatenate(xs), np.concatenate(ys)
+        rs.append(r)
+    x, y, r = np.concatenate(xs), np.concatenate(ys), np.concatenate(rs)
     perm = np.random.default_rng(a.seed).permutation(x.shape[0])
-    model, figures = train(x[perm], y[perm], hidden=a.hidden, epochs=a.epochs, seed=a.seed)
+    model, figures = train(x[perm], y[perm], r[perm], hidden=a.hidden, epochs=a.epochs,
+                           seed=a.seed)
     model.settings.update({"deals_per_preset": a.deals, "seeds": [a.seed, a.seed + 1],
                            "prob": a.prob, "figures": figures})
     model.save(a.out)
     print(f"held out: {figures['common_model']:.2f} tiles in common with the true hand "
           f"(uniform {figures['common_uniform']:.2f}) of {figures['hand_size']:.2f}; "
+          f"ready: Brier {figures['ready_brier']:.4f} (a constant "
+          f"{figures['ready_brier_constant']:.4f}); "
           f"wrote {a.out} ({time.time() - started:.0f} s)")
     return 0
 

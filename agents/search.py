@@ -111,7 +111,7 @@ class SearchAgent(BaseAgent):
                              f"{', '.join(HAND_SAMPLING)}")
         self.hands = hands
         self.hand_model: Any = None
-        if hands == "model":
+        if hands in ("model", "shaped"):
             from agents.hand_model import shipped_hand_model  # torch: loaded only for this
 
             self.hand_model = shipped_hand_model()

@@ -194,7 +194,7 @@ def _base(k: Known, rules: Rules, n: int) -> State:
     return st
 
 
-HAND_SAMPLING = ("uniform", "discards", "model")
+HAND_SAMPLING = ("uniform", "discards", "model", "shaped")
 # weight of a kind in a seat's sampled hand: discarded by it, one rank from its discard,
 # two ranks from one, other (see the module docstring)
 DISCARD_WEIGHTS = (0.61, 0.83, 1.06, 1.0)
@@ -263,10 +263,11 @@ def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int
         raise ValueError(f"unknown hand sampling {hands!r}; known: {', '.join(HAND_SAMPLING)}")
     k = Known(view, i)
     weight = None
+    ready: dict[int, float] = {}
     if hands == "discards":
         weight = {a: discard_weights(k.river[a], int(k.river_len[a])) for a in k.others}
-    elif hands == "model":
-        weight = model_weights(view, i, k, rules, hand_model)
+    elif hands in ("model", "shaped"):
+        weight, ready = model_weights(view, i, k, rules, hand_model)
     rules1 = rules.replace(deals_per_match=1)
     st = _base(k, rules1, n)
     tiles = np.repeat(np.arange(N_KINDS), k.unseen)
@@ -295,6 +296,10 @@ def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int
             st.hu_tile[t, a] = tile
             st.won_tiles[t, tile] += 1
         st.wall[t, :len(pool)] = pool
+        if hands == "shaped":
+            for a in k.others:
+                if not k.hu[a] and st.void[t, a] >= 0 and rng.random() < ready[a]:
+                    make_ready(st, t, a, rng)
     ek.refresh_waits(*engine.kernel_rule_args(rules1), *st.arrays())
     if k.phase in (CLAIM, ROB):
         reopen_kernel(np.int64(k.active), np.int64(k.claim_tile), k.phase == ROB,
@@ -304,10 +309,45 @@ def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int
     return st
 
 
-def model_weights(view: SeatView, i: int, k: Known, rules: Rules,
-                  hand_model: Any = None) -> dict[int, np.ndarray]:
+def make_ready(st: State, t: int, a: int, rng: np.random.Generator,
+               max_draws: int = 80) -> bool:
+    """Table ``t`` of ``st``: seat ``a``'s hand improved by wall tiles swapped in, as a
+    tile-efficient player would (a random wall tile joins the hand when some discard then
+    lowers the shanten; that discard goes to the wall tile's place), until the hand is
+    ready or ``max_draws`` tiles were tried. Tile counts are kept. Whether it got ready."""
+    from agents.greedy import discard_shanten, shanten
+
+    hand = st.hand[t, a].copy()
+    meld = st.meld[t, a][None]
+    void = st.void[t, a:a + 1]
+    lo, hi = int(st.wall_front[t]), int(st.wall_back[t])
+    now = int(shanten(hand[None], meld, void)[0])
+    allowed = np.ones((1, N_KINDS), bool)
+    for _ in range(max_draws):
+        if now <= 0 or hi <= lo:
+            break
+        p = int(rng.integers(lo, hi))
+        x = int(st.wall[t, p])
+        if SUIT_OF[x] == void[0]:
+            continue
+        hand[x] += 1
+        after = discard_shanten(hand[None], meld, void, allowed)[0]
+        d = int(np.argmin(after))
+        if after[d] < now:
+            hand[d] -= 1
+            st.wall[t, p] = d
+            now = int(after[d])
+        else:
+            hand[x] -= 1
+    st.hand[t, a] = hand
+    return now <= 0
+
+
+def model_weights(view: SeatView, i: int, k: Known, rules: Rules, hand_model: Any = None
+                  ) -> tuple[dict[int, np.ndarray], dict[int, float]]:
     """Per other (absolute) seat, the hand model's odds that an unseen copy of each kind
-    is in its hand (:func:`agents.hand_model.copy_weights`)."""
+    is in its hand (:func:`agents.hand_model.copy_weights`) and its chance of a ready
+    hand."""
     from agents.hand_model import copy_weights, shipped_hand_model  # torch, on demand
 
     model = hand_model if hand_model is not None else shipped_hand_model()
@@ -315,8 +355,9 @@ def model_weights(view: SeatView, i: int, k: Known, rules: Rules,
     sizes = np.zeros((1, 3))
     for a in k.others:
         sizes[0, int(k.rel[a]) - 1] = k.sizes[a]
-    w = copy_weights(model, row, rules, sizes)[0]
-    return {a: w[int(k.rel[a]) - 1] for a in k.others}
+    w, ready = copy_weights(model, row, rules, sizes)
+    return ({a: w[0, int(k.rel[a]) - 1] for a in k.others},
+            {a: float(ready[0, int(k.rel[a]) - 1]) for a in k.others})
 
 
 def own_options(mask: np.ndarray) -> int:

@@ -2,9 +2,13 @@
 
     python benchmarks/search_oracle.py [--agent search] [--deals 800] [--seed 911] [--rules mil]
 
-Plays the same search agent against three ``rules`` bots on the same walls three times:
+Plays the same search agent against three ``rules`` bots on the same walls, once per mode:
 
 * ``sampled``: the agent as shipped -- its play-out tables are sampled from its seat view;
+* ``readiness``: sampled as shipped, but the other seats that are really ready get a
+  ready hand: their sampled hand is improved by swapping wall tiles in (the discard that
+  lowers the shanten most, as a tile-efficient player would) until it waits -- the
+  sampler learns who is ready, not on what (own-turn decisions only);
 * ``ready``: the other seats' hands that are ready (waiting) are the real ones, the rest
   of their hands and the wall are dealt again at random from those seats' tiles and the
   wall (each seat's void suit respected);
@@ -35,11 +39,11 @@ import sichuan_env.driver as driver  # noqa: E402
 from sichuan_env import engine  # noqa: E402
 from sichuan_env import engine_kernels as ek  # noqa: E402
 from sichuan_env.rules import Rules, get_rules  # noqa: E402
-from sichuan_env.state import State  # noqa: E402
+from sichuan_env.state import TURN, State  # noqa: E402
 from sichuan_env.view import SeatView  # noqa: E402
 from sichuan_env.vocab import N_KINDS, SUIT_OF  # noqa: E402
 
-MODES = ("sampled", "ready", "oracle")
+MODES = ("sampled", "readiness", "ready", "oracle")
 _seen: dict[str, Any] = {}
 _seat_view = driver.seat_view
 _sample_states = search_mod.sample_states
@@ -68,6 +72,56 @@ def _redeal_loose_hands(out: State, j: int, lo: int, hi: int,
             pool.remove(x)
         out.hand[j, a] = np.bincount(got, minlength=N_KINDS)
     out.wall[j, lo:hi] = pool
+
+
+def _make_ready(st: State, j: int, a: int, rng: np.random.Generator,
+                max_draws: int = 80) -> None:
+    """Table ``j`` of ``st``: seat ``a``'s hand improved by tiles swapped in from the wall
+    (each kept only when it lowers the shanten) until the hand waits."""
+    from agents.greedy import discard_shanten, shanten
+
+    hand = st.hand[j, a].astype(np.int8).copy()
+    meld = st.meld[j, a][None]
+    void = st.void[j, a:a + 1]
+    lo, hi = int(st.wall_front[j]), int(st.wall_back[j])
+    now = int(shanten(hand[None], meld, void)[0])
+    for _ in range(max_draws):
+        if now <= 0 or hi <= lo:
+            break
+        p = int(rng.integers(lo, hi))
+        x = int(st.wall[j, p])
+        if void[0] >= 0 and SUIT_OF[x] == void[0]:
+            continue
+        more = hand.copy()
+        more[x] += 1
+        allowed = np.ones((1, N_KINDS), bool)
+        after = discard_shanten(more[None], meld, void, allowed)[0]
+        t = int(np.argmin(after))
+        if after[t] < now:
+            more[t] -= 1
+            hand = more
+            st.wall[j, p] = t
+            now = int(after[t])
+    st.hand[j, a] = hand
+
+
+def _readiness_known(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int,
+                     rng: np.random.Generator, hands: str = "uniform",
+                     hand_model: Any = None) -> State:
+    out = _sample_states(view, i, mask, rules, n, rng, hands, hand_model)
+    state, rows = _seen["state"], _seen["rows"]
+    t = int(np.arange(state.batch_size)[rows][i]) if rows is not None else i
+    me = int(state.current[t])
+    if int(state.phase[t]) != TURN:
+        return out
+    ready = [a for a in range(4) if a != me and not state.hu[t, a] and state.waits[t, a] != 0]
+    if ready:
+        for j in range(n):
+            for a in ready:
+                _make_ready(out, j, a, rng)
+        ek.refresh_waits(*engine.kernel_rule_args(out.rules), *out.arrays())
+        out.legal_action_mask[:] = engine.legal_mask(out)
+    return out
 
 
 def _copies_of_the_real_table(mode: str):
@@ -118,8 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     driver.seat_view = _remembering_seat_view
     per_wall = {}
     for mode in modes:
-        search_mod.sample_states = (_sample_states if mode == "sampled"
-                                    else _copies_of_the_real_table(mode))
+        search_mod.sample_states = (_sample_states if mode == "sampled" else
+                                    _readiness_known if mode == "readiness" else
+                                    _copies_of_the_real_table(mode))
         agent = make_agent(a.agent, seed=a.seed, preset=rules.preset)
         cpu = time.process_time()
         res = run_arena([agent, "rules", "rules", "rules"], deals=a.deals, seed=a.seed,

@@ -38,13 +38,14 @@ def data():
 
 @pytest.fixture(scope="module")
 def tiny(data):
-    x, y = data
-    model, _ = train(x, y, hidden=32, epochs=1, log=lambda *_: None)
+    x, y, ready = data
+    model, _ = train(x, y, ready, hidden=32, epochs=1, log=lambda *_: None)
     return model
 
 
 def test_collected_targets_are_the_other_seats_hidden_tiles(data):
-    x, y = data
+    x, y, ready = data
+    assert ready.shape == y.shape[:2] and 0.02 < ready.mean() < 0.6
     assert x.shape[1:] == (N_FEATURES, 27) and y.shape == (x.shape[0], 3, 27)
     unseen = unseen_from_features(x.astype(np.float32))
     # every hidden tile of every other seat is a copy the viewer cannot see, and together
@@ -95,7 +96,7 @@ def test_discard_order_channels():
 
 
 def test_shares_are_distributions_over_unseen_kinds(data, tiny, tmp_path):
-    x, _ = data
+    x = data[0]
     xs = x[:200].astype(np.float32)
     p = tiny.probabilities(xs)
     assert p.shape == (200, 3, 27)
@@ -106,6 +107,9 @@ def test_shares_are_distributions_over_unseen_kinds(data, tiny, tmp_path):
     tiny.save(path)
     again = HandNet.load(path)
     assert np.allclose(again.probabilities(xs), p)
+    r = tiny.ready(xs)
+    assert r.shape == (200, 3) and ((r > 0) & (r < 1)).all()
+    assert np.allclose(again.ready(xs), r)
     assert again.settings["hidden"] == 32
 
 
@@ -113,9 +117,13 @@ def test_copy_weights_are_odds_by_hand_size(tiny):
     rules = get_rules("mil").replace(deals_per_match=1)
     st = engine.reset([3], rules)
     view = seat_view(st, 1, [0])
-    w = copy_weights(tiny, view, rules, np.array([[13, 13, 14]]))
+    w, ready = copy_weights(tiny, view, rules, np.array([[13, 13, 14]]))
     assert w.shape == (1, 3, 27) and (w > 0).all()
     assert np.isfinite(w).all()
+    assert ready.shape == (1, 3) and ((ready > 0) & (ready < 1)).all()
+    # a seat holding more hidden tiles gets larger odds for every kind
+    fewer, _ = copy_weights(tiny, view, rules, np.array([[13, 13, 13]]) * [[1, 1, 0.5]])
+    assert (fewer[0, 2] < w[0, 2]).all() and np.allclose(fewer[0, :2], w[0, :2])
 
 
 def test_missing_hand_model_is_a_clear_error(tmp_path):
@@ -128,9 +136,12 @@ def test_shipped_hand_model_places_hidden_tiles_better_than_an_even_draw():
     more of each seat's true tiles than hands drawn evenly from the unseen copies."""
     model = HandNet.load(SHIPPED)
     for preset in ("mil", "mahjongsoft"):
-        x, y = collect(40, 9, preset, prob=0.15)
+        x, y, ready = collect(40, 9, preset, prob=0.15)
         fig = overlap(model, x, y, seed=1)
         assert fig["common_model"] > fig["common_uniform"] + 0.6, (preset, fig)
+        # and it tells ready hands better than their overall rate does
+        brier = ((model.ready(x.astype(np.float32)) - ready) ** 2).mean()
+        assert brier < 0.8 * ready.var(), (preset, brier, ready.var())
 
 
 def test_command_line_bad_input_is_one_line():
@@ -149,3 +160,38 @@ def test_search_with_model_hands_plays_legally():
     assert agent.hand_model is not None
     validate_agent(agent, n_deals=1, seed=4)
     assert agent.searched > 0
+
+
+def test_make_ready_swaps_wall_tiles_in_until_the_hand_waits():
+    """``make_ready`` (``hands=shaped``) keeps every tile count, never takes the seat's
+    void suit, and leaves a ready hand when it says so."""
+    from agents.greedy import shanten
+    from agents.rules_bot import RulesAgent
+    from agents.search_sampler import make_ready, sample_states
+
+    rules = get_rules("mil").replace(deals_per_match=1)
+    st = engine.reset([11], rules)
+    bot = RulesAgent(0)
+    for _ in range(40):
+        v = seat_view(st, st.current, None)
+        st, _, _ = engine.step(st, bot.act_batch(v, st.legal_action_mask))
+    me = int(st.current[0])
+    smp = sample_states(seat_view(st, me, [0]), 0, st.legal_action_mask[0], rules, 12,
+                        np.random.default_rng(0), "discards")
+    rng = np.random.default_rng(1)
+    readied = 0
+    for a in (a for a in range(4) if a != me):
+        for t in range(12):
+            lo, hi = int(smp.wall_front[t]), int(smp.wall_back[t])
+            before = smp.hand[t, a].astype(int) + np.bincount(smp.wall[t, lo:hi], minlength=27)
+            void = int(smp.void[t, a])
+            held_void = smp.hand[t, a, 9 * void:9 * void + 9].sum()
+            ok = make_ready(smp, t, a, rng)
+            after = smp.hand[t, a].astype(int) + np.bincount(smp.wall[t, lo:hi], minlength=27)
+            assert (before == after).all()
+            assert smp.hand[t, a, 9 * void:9 * void + 9].sum() <= held_void
+            if ok:
+                readied += 1
+                assert shanten(smp.hand[t, a][None], smp.meld[t, a][None],
+                               smp.void[t, a:a + 1])[0] == 0
+    assert readied >= 30
