@@ -170,6 +170,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     driver.seat_view = _remembering_seat_view
+    try:
+        per_wall = _play_modes(a, modes, rules, run_arena, make_agent)
+    finally:
+        search_mod.sample_states = _sample_states
+        driver.seat_view = _seat_view
+    if "sampled" in per_wall:
+        for mode in modes:
+            if mode != "sampled":
+                diff = per_wall[mode] - per_wall["sampled"]
+                m, half, _ = mean_ci(diff[~np.isnan(diff)])
+                print(f"{mode} - sampled (same walls): {m:+.3f} [{m - half:+.3f}, "
+                      f"{m + half:+.3f}]")
+    return 0
+
+
+def _play_modes(a: argparse.Namespace, modes: list[str], rules: Rules, run_arena: Any,
+                make_agent: Any) -> dict[str, np.ndarray]:
+    """Each mode's per-wall points over ``rules``, printing its line."""
     per_wall = {}
     for mode in modes:
         search_mod.sample_states = (_sample_states if mode == "sampled" else
@@ -185,16 +203,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{d['ci_high']:+.3f}] over {res.deals} deals ({d['units']} walls), seed "
               f"{a.seed}, {rules.preset}; {agent.searched} of {agent.decisions} decisions "
               f"searched, {time.process_time() - cpu:.0f} CPU s", flush=True)
-    search_mod.sample_states = _sample_states
-    driver.seat_view = _seat_view
-    if "sampled" in per_wall:
-        for mode in modes:
-            if mode != "sampled":
-                diff = per_wall[mode] - per_wall["sampled"]
-                m, half, _ = mean_ci(diff[~np.isnan(diff)])
-                print(f"{mode} - sampled (same walls): {m:+.3f} [{m - half:+.3f}, "
-                      f"{m + half:+.3f}]")
-    return 0
+    return per_wall
 
 
 if __name__ == "__main__":

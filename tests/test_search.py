@@ -665,3 +665,28 @@ def test_playouts_benchmark(capsys):
     assert bench.main(["--rules", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(e.startswith("error: ") for e in err)
+
+
+def test_search_oracle_benchmark(capsys):
+    """The diagnostic plays every mode on the same walls, prints each against `rules`
+    and against `sampled`, and puts the driver and the sampler back afterwards."""
+    import importlib.util
+
+    import sichuan_env.driver as driver
+    from agents import search as search_mod
+
+    spec = importlib.util.spec_from_file_location("search_oracle",
+                                                  ROOT / "benchmarks/search_oracle.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    seat_view_before, sampler_before = driver.seat_view, search_mod.sample_states
+    assert bench.main(["--agent", "search?k=4", "--deals", "4", "--seed", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out[:4]] == list(bench.MODES)
+    assert [line.split()[0] for line in out[4:]] == list(bench.MODES[1:])
+    assert driver.seat_view is seat_view_before
+    assert search_mod.sample_states is sampler_before
+    assert bench.main(["--modes", "nope"]) == 2
+    assert bench.main(["--deals", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(e.startswith("error: ") for e in err)
