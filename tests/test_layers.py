@@ -136,7 +136,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                          "agents.training.rllib_module", "agents.training.layout",
                          "agents.training.kl_ppo", "agents.training.hardware"}),
     ("model agents", {"agents.ppo", "agents.rllib_agent", "agents.search_sampler",
-                      "agents.search_rollout"}),
+                      "agents.search_rollout", "agents.hand_model"}),
     ("arena/ladder", {"agents.arena", "agents.ladder", "agents.search"}),
     ("training pipelines", {"agents.training.imitation", "agents.training.rollout_teacher",
                             "agents.training.distill", "agents.training.export_model",
