@@ -29,6 +29,10 @@ other. The weights are the rates at which seats of four ``rules`` bots held such
 (copies in the hand over copies unseen by another seat, relative to the last category),
 measured on 800 deals of either preset: a seat holds a kind it threw about 0.6 times as
 often as an unrelated one. What no seat takes stays in the wall in the shuffled order.
+With ``hands="model"`` the weights are a network's (:mod:`agents.hand_model`: the odds
+that an unseen copy of a kind is in the seat's hand, from the view); ``hands="shaped"``
+also makes a seat's sampled hand ready (:func:`make_ready`) with the network's chance
+that it is.
 
 A seat that has chosen its void suit but not yet shown it gets the suit with the fewest
 tiles in its sampled hand (ties: the lower suit); until it has discarded, one tile of
@@ -257,8 +261,8 @@ def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int
     (in a claim window its options are set from it). Their rules are ``rules`` with one
     deal per match; ``legal_action_mask`` holds the deciding seat's legal actions.
     ``hands``: how the other seats' hands are drawn (:data:`HAND_SAMPLING`); with
-    ``"model"``, ``hand_model`` is the :class:`agents.hand_model.HandNet` to read (default:
-    the shipped one)."""
+    ``"model"`` or ``"shaped"``, ``hand_model`` is the
+    :class:`agents.hand_model.HandNet` to read (default: the shipped one)."""
     if hands not in HAND_SAMPLING:
         raise ValueError(f"unknown hand sampling {hands!r}; known: {', '.join(HAND_SAMPLING)}")
     k = Known(view, i)
