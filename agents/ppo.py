@@ -34,7 +34,9 @@ BEST: dict[str, tuple[str, str]] = {
     "mil": ("fitted", "fitted - rules +0.186 [+0.154, +0.217], seed 20261201 (ppo +0.179 on "
                       "the same walls; fitted - its previous file +0.027 [+0.005, +0.050] and "
                       "ppo - that file +0.015 [+0.001, +0.028] head to head)"),
-    "mahjongsoft": ("fitted", "fitted - rules +0.121 [+0.091, +0.151], seed 20261126"),
+    "mahjongsoft": ("fitted", "fitted - rules +0.167 [+0.137, +0.197], seed 20261205 (its "
+                              "previous file +0.152 on the same walls; +0.023 [-0.000, "
+                              "+0.045] head to head against it)"),
 }
 
 
