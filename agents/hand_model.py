@@ -20,7 +20,8 @@ search scores far higher (docs/search.md). This module learns, from deals of fou
   ``hands=shaped``): per other seat and kind, the odds that one unseen copy is in that
   seat's hand; :meth:`HandNet.ready` -- the chance of a ready hand (``hands=shaped``).
 
-Needs torch (the ``train`` extra); nothing here runs unless ``hands=model`` is asked for.
+Needs torch (the ``train`` extra); nothing here runs unless ``hands=model`` or
+``hands=shaped`` is asked for.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from sichuan_env.observation import N_CHANNELS, planes_from_view
+from sichuan_env.observation import N_CHANNELS, PLANES, planes_from_view
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.view import SeatView
 from sichuan_env.vocab import N_KINDS
@@ -45,12 +46,7 @@ SHIPPED = Path(__file__).resolve().parent / "models" / "hands.pt"
 #: / 30 where it threw the kind, else 0
 ORDER_CHANNELS = 3
 N_FEATURES = N_CHANNELS + ORDER_CHANNELS
-
-
-def _visible_channel() -> int:
-    from sichuan_env.observation import PLANES
-
-    return PLANES["visible"][0]
+VISIBLE = PLANES["visible"][0]  # the channel of the copies the viewer sees
 
 
 def hand_features(view: SeatView, rules: Rules) -> np.ndarray:
@@ -69,7 +65,7 @@ def hand_features(view: SeatView, rules: Rules) -> np.ndarray:
 
 def unseen_from_features(x: np.ndarray) -> np.ndarray:
     """(n, 27) copies of each kind the viewer cannot see (from the ``visible`` plane)."""
-    return np.rint(4.0 * (1.0 - x[:, _visible_channel(), :])).clip(0, 4)
+    return np.rint(4.0 * (1.0 - x[:, VISIBLE, :])).clip(0, 4)
 
 
 def _torch():
@@ -151,18 +147,24 @@ def shipped_hand_model() -> HandNet:
     return _SHIPPED_MODEL
 
 
+def copy_odds(shares: np.ndarray, sizes: np.ndarray, unseen: np.ndarray) -> np.ndarray:
+    """Per kind, the odds ``q / (1 - q)`` that one unseen copy is in a hand, with ``q`` the
+    predicted count (``shares`` x ``sizes`` hidden tiles) over the ``unseen`` copies
+    (shapes broadcast: shares (..., 27), sizes (...), unseen (..., 27))."""
+    q = shares * np.asarray(sizes, np.float64)[..., None] / np.maximum(unseen, 1)
+    q = q.clip(1e-3, 0.98)
+    return q / (1.0 - q)
+
+
 def copy_weights(model: HandNet, view: SeatView, rules: Rules,
                  sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """What the sampler reads, for the rows of ``view``: (n, 3, 27) weights for its
     weighted draw -- per other seat (relative 1..3) and kind, the odds ``q / (1 - q)`` that
-    one unseen copy is in its hand, with ``q`` the predicted count (share x ``sizes[:, r]``
-    hidden tiles) over the unseen copies -- and (n, 3) the chance of a ready hand."""
+    one unseen copy is in its hand (:func:`copy_odds`, ``sizes[:, r]`` hidden tiles) -- and
+    (n, 3) the chance of a ready hand."""
     x = hand_features(view, rules)
-    p = model.probabilities(x)
-    unseen = unseen_from_features(x)
-    q = p * np.asarray(sizes, np.float64)[:, :, None] / np.maximum(unseen, 1)[:, None, :]
-    q = q.clip(1e-3, 0.98)
-    return q / (1.0 - q), model.ready(x)
+    odds = copy_odds(model.probabilities(x), sizes, unseen_from_features(x)[:, None, :])
+    return odds, model.ready(x)
 
 
 # ---------------------------------------------------------------------- training data
@@ -218,9 +220,8 @@ def collect(deals: int, seed: int, rules: str | Rules = "mil", prob: float = 0.2
 
 
 def train(x: np.ndarray, y: np.ndarray, ready: np.ndarray, *, hidden: int = 256,
-          epochs: int = 4,
-          lr: float = 1e-3, batch: int = 1024, val: float = 0.1, seed: int = 0,
-          log: Any = print) -> tuple[HandNet, dict[str, float]]:
+          epochs: int = 4, lr: float = 1e-3, batch: int = 1024, val: float = 0.1,
+          seed: int = 0, log: Any = print) -> tuple[HandNet, dict[str, float]]:
     """Fit :func:`make_net` by cross-entropy to the true shares of each seat's hidden
     tiles and to whether its hand is ready; the last ``val`` part is held out. Returns the
     model and held-out figures."""
@@ -289,8 +290,7 @@ def overlap(model: HandNet, x: np.ndarray, y: np.ndarray, seed: int = 0) -> dict
             m = int(sizes[i, r])
             if m == 0 or m > pool.size:
                 continue
-            q = (p[i, r] * m / np.maximum(unseen[i], 1)).clip(1e-3, 0.98)
-            w = (q / (1 - q))[pool]
+            w = copy_odds(p[i, r], m, unseen[i])[pool]
             for name, weight in (("model", w), ("uniform", np.ones(pool.size))):
                 keys = np.log1p(-rng.random(pool.size)) / weight
                 got = np.bincount(pool[np.argsort(-keys)[:m]], minlength=N_KINDS)
@@ -303,10 +303,10 @@ def overlap(model: HandNet, x: np.ndarray, y: np.ndarray, seed: int = 0) -> dict
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Train the hand model the search agent's "
                                 "hands=model sampling reads (deals of four rules bots).")
-    p.add_argument("--deals", type=int, default=2000, help="deals per preset")
+    p.add_argument("--deals", type=int, default=4000, help="deals per preset")
     p.add_argument("--seed", type=int, default=6100)
     p.add_argument("--prob", type=float, default=0.2)
-    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--epochs", type=int, default=6)
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--out", default=str(SHIPPED))
     a = p.parse_args(argv)

@@ -36,12 +36,13 @@ sys.path.insert(0, str(ROOT))
 
 import agents.search as search_mod  # noqa: E402
 import sichuan_env.driver as driver  # noqa: E402
+from agents.search_sampler import _take, make_ready  # noqa: E402
 from sichuan_env import engine  # noqa: E402
 from sichuan_env import engine_kernels as ek  # noqa: E402
 from sichuan_env.rules import Rules, get_rules  # noqa: E402
 from sichuan_env.state import TURN, State  # noqa: E402
 from sichuan_env.view import SeatView  # noqa: E402
-from sichuan_env.vocab import N_KINDS, SUIT_OF  # noqa: E402
+from sichuan_env.vocab import N_KINDS  # noqa: E402
 
 MODES = ("sampled", "readiness", "ready", "oracle")
 _seen: dict[str, Any] = {}
@@ -54,6 +55,12 @@ def _remembering_seat_view(state: State, seats: Any, rows: Any = None) -> SeatVi
     return _seat_view(state, seats, rows)
 
 
+def _real_table(i: int) -> int:
+    """The table of the remembered state that row ``i`` of the last seat view shows."""
+    state, rows = _seen["state"], _seen["rows"]
+    return int(np.arange(state.batch_size)[rows][i]) if rows is not None else i
+
+
 def _redeal_loose_hands(out: State, j: int, lo: int, hi: int,
                         rng: np.random.Generator) -> None:
     """Table ``j``: the hands of the other seats not ready, dealt again with the wall."""
@@ -64,53 +71,16 @@ def _redeal_loose_hands(out: State, j: int, lo: int, hi: int,
         pool += np.repeat(np.arange(N_KINDS), out.hand[j, a]).tolist()
     pool = rng.permutation(np.asarray(pool, np.int64)).tolist()
     for a in loose:
-        size, void = int(out.hand[j, a].sum()), int(out.void[j, a])
-        ok = [x for x in pool if void < 0 or SUIT_OF[x] != void]
-        got = ok[:size] if len(ok) >= size else ok + [x for x in pool if x not in ok][
-            :size - len(ok)]
-        for x in got:
-            pool.remove(x)
+        got = _take(pool, int(out.hand[j, a].sum()), int(out.void[j, a]))
         out.hand[j, a] = np.bincount(got, minlength=N_KINDS)
     out.wall[j, lo:hi] = pool
-
-
-def _make_ready(st: State, j: int, a: int, rng: np.random.Generator,
-                max_draws: int = 80) -> None:
-    """Table ``j`` of ``st``: seat ``a``'s hand improved by tiles swapped in from the wall
-    (each kept only when it lowers the shanten) until the hand waits."""
-    from agents.greedy import discard_shanten, shanten
-
-    hand = st.hand[j, a].astype(np.int8).copy()
-    meld = st.meld[j, a][None]
-    void = st.void[j, a:a + 1]
-    lo, hi = int(st.wall_front[j]), int(st.wall_back[j])
-    now = int(shanten(hand[None], meld, void)[0])
-    for _ in range(max_draws):
-        if now <= 0 or hi <= lo:
-            break
-        p = int(rng.integers(lo, hi))
-        x = int(st.wall[j, p])
-        if void[0] >= 0 and SUIT_OF[x] == void[0]:
-            continue
-        more = hand.copy()
-        more[x] += 1
-        allowed = np.ones((1, N_KINDS), bool)
-        after = discard_shanten(more[None], meld, void, allowed)[0]
-        t = int(np.argmin(after))
-        if after[t] < now:
-            more[t] -= 1
-            hand = more
-            st.wall[j, p] = t
-            now = int(after[t])
-    st.hand[j, a] = hand
 
 
 def _readiness_known(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int,
                      rng: np.random.Generator, hands: str = "uniform",
                      hand_model: Any = None) -> State:
     out = _sample_states(view, i, mask, rules, n, rng, hands, hand_model)
-    state, rows = _seen["state"], _seen["rows"]
-    t = int(np.arange(state.batch_size)[rows][i]) if rows is not None else i
+    state, t = _seen["state"], _real_table(i)
     me = int(state.current[t])
     if int(state.phase[t]) != TURN:
         return out
@@ -118,7 +88,7 @@ def _readiness_known(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: 
     if ready:
         for j in range(n):
             for a in ready:
-                _make_ready(out, j, a, rng)
+                make_ready(out, j, a, rng)
         ek.refresh_waits(*engine.kernel_rule_args(out.rules), *out.arrays())
         out.legal_action_mask[:] = engine.legal_mask(out)
     return out
@@ -128,8 +98,7 @@ def _copies_of_the_real_table(mode: str):
     def sample(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int,
                rng: np.random.Generator, hands: str = "uniform", hand_model: Any = None
                ) -> State:
-        state, rows = _seen["state"], _seen["rows"]
-        t = int(np.arange(state.batch_size)[rows][i]) if rows is not None else i
+        state, t = _seen["state"], _real_table(i)
         if int(state.current[t]) != int(view.seat[i]):
             raise RuntimeError("the remembered state does not match the view")
         one = state.take(np.full(n, t))
