@@ -690,3 +690,30 @@ def test_search_oracle_benchmark(capsys):
     assert bench.main(["--deals", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(e.startswith("error: ") for e in err)
+
+
+def test_discard_evidence_benchmark(capsys):
+    """The rules bot, asked what it would discard from a seat's real hand plus its last
+    discard, makes that discard nearly always (the reconstruction is faithful), far more
+    often than from sampled hands; the driver is put back; bad input is one line, exit 2."""
+    import importlib.util
+
+    import sichuan_env.driver as driver
+
+    spec = importlib.util.spec_from_file_location("discard_evidence",
+                                                  ROOT / "benchmarks/discard_evidence.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    seat_view_before = driver.seat_view
+    assert bench.main(["--deals", "8", "--seed", "5", "--samples", "16"]) == 0
+    assert driver.seat_view is seat_view_before
+    out = capsys.readouterr().out.splitlines()
+    last = out[1].split()
+    real, sampled = float(last[last.index("hands") + 1].rstrip(",")), float(last[-1])
+    assert int(last[3].rstrip(":")) >= 100
+    assert real >= 0.85 and real > sampled + 0.1
+    assert out[3].startswith("tiles in common with the real hand")
+    assert bench.main(["--deals", "0"]) == 2
+    assert bench.main(["--rules", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(e.startswith("error: ") for e in err)
