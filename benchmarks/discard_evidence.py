@@ -185,10 +185,7 @@ def summary(rows: list[Any], a: argparse.Namespace, cpu: float) -> str:
         for a_ in others:
             w = np.nan_to_num(samp[:, a_, 0], nan=1.0) * np.nan_to_num(samp[:, a_, 1], nan=1.0)
             plain.append(common[:, a_].mean())
-            if w.sum() > 0:
-                weighted.append((w * common[:, a_]).sum() / w.sum())
-            else:
-                weighted.append(common[:, a_].mean())
+            weighted.append(np.average(common[:, a_], weights=w) if w.sum() > 0 else plain[-1])
     lines.append(f"tiles in common with the real hand: sampled {np.mean(plain):.2f}, "
                  f"weighted by the evidence {np.mean(weighted):.2f}")
     return "\n".join(lines)
