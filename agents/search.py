@@ -33,7 +33,8 @@ faster heuristic; or ``random``), ``z`` the standard errors by which a candidate
 beat the prior's choice (>= 0), ``rollouts`` an upper bound on play-outs per decision
 (``k`` is lowered to fit; default none), ``hands`` how the other seats' hands are
 sampled (``discards``, the default: weighted by their rivers,
-:mod:`agents.search_sampler`; or ``uniform``), ``seed`` the sampler's generator, ``rules`` the rule
+:mod:`agents.search_sampler`; ``uniform``; or, with torch, ``model``, ``shaped`` and
+``safe``), ``seed`` the sampler's generator, ``rules`` the rule
 preset being played (the arena passes it), ``prior`` the prior (``rules`` or ``fitted``;
 ``fitted`` loads torch and the model), ``hu`` a Hu on another seat's tile: ``declare``
 (the default: the prior's choice, without search) or ``search`` (searched against passing
@@ -111,7 +112,7 @@ class SearchAgent(BaseAgent):
                              f"{', '.join(HAND_SAMPLING)}")
         self.hands = hands
         self.hand_model: Any = None
-        if hands in ("model", "shaped"):
+        if hands in ("model", "shaped", "safe"):
             from agents.hand_model import shipped_hand_model  # torch: loaded only for this
 
             self.hand_model = shipped_hand_model()

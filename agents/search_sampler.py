@@ -32,7 +32,8 @@ often as an unrelated one. What no seat takes stays in the wall in the shuffled 
 With ``hands="model"`` the weights are a network's (:mod:`agents.hand_model`: the odds
 that an unseen copy of a kind is in the seat's hand, from the view); ``hands="shaped"``
 also makes a seat's sampled hand ready (:func:`make_ready`) with the network's chance
-that it is.
+that it is; ``hands="safe"`` too, with ready hands that wait on none of the seat's
+:func:`dead_kinds` (its own river's kinds and the tiles it let pass).
 
 A seat that has chosen its void suit but not yet shown it gets the suit with the fewest
 tiles in its sampled hand (ties: the lower suit); until it has discarded, one tile of
@@ -198,7 +199,7 @@ def _base(k: Known, rules: Rules, n: int) -> State:
     return st
 
 
-HAND_SAMPLING = ("uniform", "discards", "model", "shaped")
+HAND_SAMPLING = ("uniform", "discards", "model", "shaped", "safe")
 # weight of a kind in a seat's sampled hand: discarded by it, one rank from its discard,
 # two ranks from one, other (see the module docstring)
 DISCARD_WEIGHTS = (0.61, 0.83, 1.06, 1.0)
@@ -270,7 +271,7 @@ def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int
     ready: dict[int, float] = {}
     if hands == "discards":
         weight = {a: discard_weights(k.river[a], int(k.river_len[a])) for a in k.others}
-    elif hands in ("model", "shaped"):
+    elif hands in ("model", "shaped", "safe"):
         weight, ready = model_weights(view, i, k, rules, hand_model)
     rules1 = rules.replace(deals_per_match=1)
     st = _base(k, rules1, n)
@@ -300,10 +301,10 @@ def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int
             st.hu_tile[t, a] = tile
             st.won_tiles[t, tile] += 1
         st.wall[t, :len(pool)] = pool
-        if hands == "shaped":
+        if hands in ("shaped", "safe"):
             for a in k.others:
                 if not k.hu[a] and st.void[t, a] >= 0 and rng.random() < ready[a]:
-                    make_ready(st, t, a, rng)
+                    make_ready(st, t, a, rng, dead=dead_kinds(k, a) if hands == "safe" else None)
     ek.refresh_waits(*engine.kernel_rule_args(rules1), *st.arrays())
     if k.phase in (CLAIM, ROB):
         reopen_kernel(np.int64(k.active), np.int64(k.claim_tile), k.phase == ROB,
@@ -313,19 +314,39 @@ def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int
     return st
 
 
+def dead_kinds(k: Known, a: int) -> np.ndarray:
+    """(27,) bool: kinds other seat ``a`` is taken not to wait on, were it ready: every
+    kind in its own river, and the last discard of each seat that played after it and
+    before the viewing seat (tiles it let pass)."""
+    dead = np.zeros(N_KINDS, bool)
+    dead[np.asarray(k.river[a, :k.river_len[a]], np.intp)] = True
+    b = (a + 1) % 4
+    while b != k.me:
+        if k.river_len[b] > 0 and not k.hu[b]:
+            dead[int(k.river[b, k.river_len[b] - 1])] = True
+        b = (b + 1) % 4
+    return dead
+
+
 def make_ready(st: State, t: int, a: int, rng: np.random.Generator,
-               max_draws: int = 80) -> bool:
+               max_draws: int = 80, dead: np.ndarray | None = None) -> bool:
     """Table ``t`` of ``st``: seat ``a``'s hand improved by wall tiles swapped in, as a
     tile-efficient player would (a random wall tile joins the hand when some discard then
     lowers the shanten; that discard goes to the wall tile's place), until the hand is
-    ready or ``max_draws`` tiles were tried. Tile counts are kept. Whether it got ready."""
+    ready or ``max_draws`` tiles were tried. Tile counts are kept. With ``dead`` (27 bool),
+    a hand counts as ready only when none of its waits is a dead kind. Whether it got
+    ready."""
     from agents.greedy import discard_shanten, shanten
+    from sichuan_env.hands import batch_wait_mask
 
     hand = st.hand[t, a].copy()
     meld = st.meld[t, a][None]
     void = st.void[t, a:a + 1]
     lo, hi = int(st.wall_front[t]), int(st.wall_back[t])
     now = int(shanten(hand[None], meld, void)[0])
+    if dead is not None and now == 0 and (
+            batch_wait_mask(hand[None], meld, void)[0] & dead).any():
+        now = 1  # ready, but on a dead kind: a swap to a clean wait is still wanted
     allowed = np.ones((1, N_KINDS), bool)
     for _ in range(max_draws):
         if now <= 0 or hi <= lo:
@@ -337,6 +358,16 @@ def make_ready(st: State, t: int, a: int, rng: np.random.Generator,
         hand[x] += 1
         after = discard_shanten(hand[None], meld, void, allowed)[0]
         d = int(np.argmin(after))
+        if dead is not None and after[d] == 0 and after[d] < now:
+            ready = np.flatnonzero(after == 0)
+            rows = np.repeat(hand[None], ready.size, 0)
+            rows[np.arange(ready.size), ready] -= 1
+            clean = ~(batch_wait_mask(rows, np.repeat(meld, ready.size, 0),
+                                      np.repeat(void, ready.size)) & dead).any(1)
+            if not clean.any():
+                hand[x] -= 1
+                continue
+            d = int(ready[int(np.flatnonzero(clean)[0])])
         if after[d] < now:
             hand[d] -= 1
             st.wall[t, p] = d

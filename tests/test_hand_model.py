@@ -195,3 +195,46 @@ def test_make_ready_swaps_wall_tiles_in_until_the_hand_waits():
                 assert shanten(smp.hand[t, a][None], smp.meld[t, a][None],
                                smp.void[t, a:a + 1])[0] == 0
     assert readied >= 30
+
+
+def test_make_ready_with_dead_kinds_never_waits_on_them():
+    """``hands=safe``: a hand made ready with ``dead`` kinds waits on none of them, tile
+    counts are kept; ``dead_kinds`` holds the seat's own river and the last discards of
+    the seats that played after it, before the viewing seat."""
+    from agents.rules_bot import RulesAgent
+    from agents.search_sampler import Known, dead_kinds, make_ready, sample_states
+    from sichuan_env.hands import batch_wait_mask
+
+    rules = get_rules("mil").replace(deals_per_match=1)
+    st = engine.reset([12], rules)
+    bot = RulesAgent(0)
+    for _ in range(44):
+        v = seat_view(st, st.current, None)
+        st, _, _ = engine.step(st, bot.act_batch(v, st.legal_action_mask))
+    me = int(st.current[0])
+    view = seat_view(st, me, [0])
+    known = Known(view, 0)
+    smp = sample_states(view, 0, st.legal_action_mask[0], rules, 12,
+                        np.random.default_rng(0), "discards")
+    rng = np.random.default_rng(1)
+    readied = 0
+    for a in known.others:
+        dead = dead_kinds(known, a)
+        river = known.river[a, :known.river_len[a]]
+        assert dead[river].all()
+        b = (a + 1) % 4
+        while b != me:
+            if known.river_len[b] and not known.hu[b]:
+                assert dead[known.river[b, known.river_len[b] - 1]]
+            b = (b + 1) % 4
+        for t in range(12):
+            lo, hi = int(smp.wall_front[t]), int(smp.wall_back[t])
+            before = smp.hand[t, a].astype(int) + np.bincount(smp.wall[t, lo:hi], minlength=27)
+            if make_ready(smp, t, a, rng, dead=dead):
+                readied += 1
+                waits = batch_wait_mask(smp.hand[t, a][None], smp.meld[t, a][None],
+                                        smp.void[t, a:a + 1])[0]
+                assert waits.any() and not (waits & dead).any()
+            after = smp.hand[t, a].astype(int) + np.bincount(smp.wall[t, lo:hi], minlength=27)
+            assert (before == after).all()
+    assert readied >= 20

@@ -3,6 +3,7 @@ hidden used), the agent's choices and its options from the command line."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -715,5 +716,37 @@ def test_discard_evidence_benchmark(capsys):
     assert out[3].startswith("tiles in common with the real hand")
     assert bench.main(["--deals", "0"]) == 2
     assert bench.main(["--rules", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(e.startswith("error: ") for e in err)
+
+
+def test_ready_evidence_benchmark(capsys):
+    """The sampled hands with ``hands=shaped`` and ``safe`` are ready far more often than
+    the even-weighted ones, more often where the real seat is ready; a ready seat almost
+    never waits on a kind of its own river; bad input is one line, exit 2."""
+    import importlib.util
+
+    import sichuan_env.driver as driver
+
+    spec = importlib.util.spec_from_file_location("ready_evidence",
+                                                  ROOT / "benchmarks/ready_evidence.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    seat_view_before = driver.seat_view
+    assert bench.main(["--deals", "8", "--seed", "5", "--samples", "16"]) == 0
+    assert driver.seat_view is seat_view_before
+    out = capsys.readouterr().out.splitlines()
+    assert int(out[1].split()[-3]) >= 100
+    rate = {line.split()[0]: [float(x) for x in re.findall(r"\d\.\d+", line)[:3]]
+            for line in out[2:5]}
+    assert set(rate) == {"discards", "shaped", "safe"}
+    assert rate["discards"][0] < 0.1 and rate["shaped"][0] > 0.15 and rate["safe"][0] > 0.15
+    assert rate["safe"][1] > rate["safe"][2] and rate["shaped"][1] > rate["shaped"][2]
+    own = out[6].split()
+    assert own[:5] == ["kinds", "in", "its", "own", "river:"]
+    on_waits, on_others = (float(x) for x in re.findall(r"\d\.\d+", out[6]))
+    assert on_waits < 0.05 < on_others
+    assert bench.main(["--deals", "0"]) == 2
+    assert bench.main(["--hands", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(e.startswith("error: ") for e in err)

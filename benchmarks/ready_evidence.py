@@ -1,0 +1,152 @@
+"""How often the other seats are ready, and on what, against the search's sampled hands.
+
+    python benchmarks/ready_evidence.py [--deals 48] [--seed 8101] [--rules mil]
+                                        [--samples 64] [--hands discards,shaped,safe]
+
+Four ``rules`` bots play; at a quarter of seat 0's own turns, for every other seat still
+playing that has chosen its void suit and discarded, the script reads the seat's real
+waits (from the engine state the arena holds, as ``benchmarks/search_oracle.py`` does:
+it cheats on purpose, no agent does) and draws ``--samples`` deals from seat 0's view
+with each ``--hands`` sampling of :func:`agents.search_sampler.sample_states`.
+
+Printed, per sampling: the share of sampled hands that are ready (overall, and where the
+real seat is or is not ready), and the Brier score of the chance that the seat waits on
+each kind of its two playing suits (the share of samples waiting on it, against 1 where
+the real hand does); a constant chance (the overall rate) is the reference. Then, for the
+public facts ``hands=safe`` uses (:func:`agents.search_sampler.dead_kinds`), how many of
+the real waits fall on them, against the seat's other kinds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import search_oracle as real_state  # noqa: E402  (the seat-view hook that sees the table)
+
+import sichuan_env.driver as driver  # noqa: E402
+from agents.rules_bot import RulesAgent  # noqa: E402
+from agents.search_sampler import HAND_SAMPLING, Known, sample_states  # noqa: E402
+from sichuan_env.hands import batch_wait_mask  # noqa: E402
+from sichuan_env.rules import Rules, get_rules  # noqa: E402
+from sichuan_env.state import TURN, State  # noqa: E402
+from sichuan_env.view import SeatView  # noqa: E402
+from sichuan_env.vocab import N_KINDS, SUIT_OF  # noqa: E402
+
+
+def _waits(st: State, a: int) -> np.ndarray:
+    """(B, 27) bool: the kinds seat ``a``'s standing hand waits on, per table."""
+    return batch_wait_mask(st.hand[:, a], st.meld[:, a], st.void[:, a])
+
+
+class _Probe(RulesAgent):
+    """A ``rules`` bot that, at a share of its own turns, records the other seats' real
+    waits and their waits in sampled deals (it plays as ``rules``)."""
+
+    needs = "view"
+
+    def __init__(self, seed: int, rules: Rules, samples: int, share: float,
+                 hands: list[str]) -> None:
+        super().__init__(seed)
+        self.rules, self.samples, self.share, self.hands = rules, samples, share, hands
+        self.rng = np.random.default_rng(seed)
+        self.rows: list[dict[str, Any]] = []
+
+    def act_batch(self, views: SeatView, masks: np.ndarray) -> np.ndarray:
+        for i in np.flatnonzero(views.phase == TURN):
+            if self.rng.random() < self.share:
+                self._probe(views, masks, int(i))
+        return super().act_batch(views, masks)
+
+    def _probe(self, views: SeatView, masks: np.ndarray, i: int) -> None:
+        from agents.search_sampler import dead_kinds
+
+        known = Known(views, i)
+        state, t = real_state._seen["state"], real_state._real_table(i)
+        real = State(*state.take(np.array([t])).arrays(), self.rules)
+        sampled = {h: sample_states(views, i, masks[i], self.rules, self.samples, self.rng, h)
+                   for h in self.hands}
+        for a in known.others:
+            n = int(known.river_len[a])
+            if known.hu[a] or n == 0 or real.void[0, a] < 0:
+                continue
+            own = np.zeros(N_KINDS, bool)
+            own[np.asarray(known.river[a, :n], np.intp)] = True
+            self.rows.append(dict(
+                real=_waits(real, a)[0], playing=int(real.void[0, a]) != SUIT_OF,
+                own=own, passed=dead_kinds(known, a) & ~own,
+                **{h: _waits(s, a) for h, s in sampled.items()}))
+
+
+def summary(rows: list[dict[str, Any]], hands: list[str], head: str) -> str:
+    """The printed lines (see the module docstring)."""
+    ready = np.array([r["real"].any() for r in rows])
+    truth = np.concatenate([r["real"][r["playing"]] for r in rows]).astype(np.float64)
+    lines = [head, f"other seats ready: {ready.mean():.3f} of {len(rows)} seat positions"]
+    for h in hands:
+        rate = np.array([r[h].any(1).mean() for r in rows])
+        chance = np.concatenate([r[h].mean(0)[r["playing"]] for r in rows])
+        lines.append(f"{h:9s} sampled ready {rate.mean():.3f} (real ready "
+                     f"{rate[ready].mean():.3f}, not ready {rate[~ready].mean():.3f}); wait Brier "
+                     f"{np.mean((chance - truth) ** 2):.4f}")
+    lines.append(f"constant  wait chance {truth.mean():.4f}; wait Brier "
+                 f"{np.mean((truth.mean() - truth) ** 2):.4f}")
+    waiting = [r for r in rows if r["real"].any()]
+    for key, name in (("own", "in its own river"), ("passed", "let pass since its discard")):
+        on_waits = np.mean([(r[key] & r["real"]).sum() / r["real"].sum() for r in waiting])
+        off = np.mean([(r[key] & r["playing"] & ~r["real"]).sum()
+                       / max((r["playing"] & ~r["real"]).sum(), 1) for r in waiting])
+        lines.append(f"kinds {name}: {on_waits:.3f} of a ready seat's waits, "
+                     f"{off:.3f} of its other kinds")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="How often the other seats are ready, and on "
+                                "what, against the search's sampled hands.")
+    p.add_argument("--deals", type=int, default=48)
+    p.add_argument("--seed", type=int, default=8101)
+    p.add_argument("--rules", default="mil")
+    p.add_argument("--samples", type=int, default=64)
+    p.add_argument("--hands", default="discards,shaped,safe")
+    a = p.parse_args(argv)
+    from agents.arena import run_arena
+
+    hands = [h for h in a.hands.split(",") if h]
+    try:
+        if a.deals < 4 or a.seed < 0 or a.samples < 2:
+            raise ValueError("--deals must be >= 4, --seed >= 0 and --samples >= 2")
+        unknown = [h for h in hands if h not in HAND_SAMPLING]
+        if unknown or not hands:
+            raise ValueError(f"--hands takes some of {', '.join(HAND_SAMPLING)}, "
+                             f"got {a.hands!r}")
+        rules = get_rules(a.rules)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    probe = _Probe(a.seed, rules.replace(deals_per_match=1), a.samples, 0.25, hands)
+    seat_view = driver.seat_view
+    driver.seat_view = real_state._remembering_seat_view
+    cpu = time.process_time()
+    try:
+        run_arena([probe, "rules", "rules", "rules"], deals=a.deals, seed=a.seed, rules=rules,
+                  tables=16, progress=False, duplicate=False)
+    finally:
+        driver.seat_view = seat_view
+    head = (f"{a.rules}, seed {a.seed}, {a.deals} deals, {a.samples} samples per position "
+            f"({time.process_time() - cpu:.0f} CPU s)")
+    print(summary(probe.rows, hands, head))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
