@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +39,10 @@ sys.path.insert(0, str(HERE))
 
 import search_oracle as real_state  # noqa: E402  (the seat-view hook that sees the table)
 
-import sichuan_env.driver as driver  # noqa: E402
-from agents.rules_bot import RulesAgent  # noqa: E402
 from agents.search_rollout import choose_actions  # noqa: E402
 from agents.search_sampler import Known, sample_states  # noqa: E402
 from sichuan_env.actions import DISCARD  # noqa: E402
-from sichuan_env.rules import Rules, get_rules  # noqa: E402
+from sichuan_env.rules import get_rules  # noqa: E402
 from sichuan_env.state import TURN, State  # noqa: E402
 from sichuan_env.view import SeatView  # noqa: E402
 from sichuan_env.vocab import SUIT_OF  # noqa: E402
@@ -112,28 +109,12 @@ def evidence(state: State, known: Known) -> np.ndarray:
     return out
 
 
-class _Probe(RulesAgent):
-    """A ``rules`` bot that, at a share of its own turns, compares the evidence of the
-    real hands with that of sampled ones (it plays as ``rules``)."""
+class _Probe(real_state.TurnProbe):
+    """At a share of its own turns, compares the evidence of the real hands with that of
+    sampled ones."""
 
-    needs = "view"
-
-    def __init__(self, seed: int, rules: Rules, samples: int, share: float) -> None:
-        super().__init__(seed)
-        self.rules, self.samples, self.share = rules, samples, share
-        self.rng = np.random.default_rng(seed)
-        self.rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-
-    def act_batch(self, views: SeatView, masks: np.ndarray) -> np.ndarray:
-        for i in np.flatnonzero(views.phase == TURN):
-            if self.rng.random() < self.share:
-                self._probe(views, masks, int(i))
-        return super().act_batch(views, masks)
-
-    def _probe(self, views: SeatView, masks: np.ndarray, i: int) -> None:
+    def probe(self, views: SeatView, masks: np.ndarray, i: int, real: State) -> None:
         known = Known(views, i)
-        state, t = real_state._seen["state"], real_state._real_table(i)
-        real = State(*state.take(np.array([t])).arrays(), self.rules)
         sampled = sample_states(views, i, masks[i], self.rules, self.samples, self.rng)
         common = np.minimum(sampled.hand, real.hand[:1]).sum(2).astype(np.float64)
         self.rows.append((evidence(real, known)[0], evidence(sampled, known), common,
@@ -148,7 +129,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rules", default="mil")
     p.add_argument("--samples", type=int, default=64)
     a = p.parse_args(argv)
-    from agents.arena import run_arena
 
     try:
         if a.deals < 4 or a.seed < 0 or a.samples < 2:
@@ -158,15 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     probe = _Probe(a.seed, rules.replace(deals_per_match=1), a.samples, 0.25)
-    seat_view = driver.seat_view
-    driver.seat_view = real_state._remembering_seat_view
-    cpu = time.process_time()
-    try:
-        run_arena([probe, "rules", "rules", "rules"], deals=a.deals, seed=a.seed, rules=rules,
-                  tables=16, progress=False, duplicate=False)
-    finally:
-        driver.seat_view = seat_view
-    print(summary(probe.rows, a, time.process_time() - cpu))
+    cpu = real_state.play_seeing_the_table(probe, a.deals, a.seed, rules)
+    print(summary(probe.rows, a, cpu))
     return 0
 
 

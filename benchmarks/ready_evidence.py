@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +32,10 @@ sys.path.insert(0, str(HERE))
 
 import search_oracle as real_state  # noqa: E402  (the seat-view hook that sees the table)
 
-import sichuan_env.driver as driver  # noqa: E402
-from agents.rules_bot import RulesAgent  # noqa: E402
-from agents.search_sampler import HAND_SAMPLING, Known, sample_states  # noqa: E402
+from agents.search_sampler import HAND_SAMPLING, Known, dead_kinds, sample_states  # noqa: E402
 from sichuan_env.hands import batch_wait_mask  # noqa: E402
 from sichuan_env.rules import Rules, get_rules  # noqa: E402
-from sichuan_env.state import TURN, State  # noqa: E402
+from sichuan_env.state import State  # noqa: E402
 from sichuan_env.view import SeatView  # noqa: E402
 from sichuan_env.vocab import N_KINDS, SUIT_OF  # noqa: E402
 
@@ -48,31 +45,17 @@ def _waits(st: State, a: int) -> np.ndarray:
     return batch_wait_mask(st.hand[:, a], st.meld[:, a], st.void[:, a])
 
 
-class _Probe(RulesAgent):
-    """A ``rules`` bot that, at a share of its own turns, records the other seats' real
-    waits and their waits in sampled deals (it plays as ``rules``)."""
-
-    needs = "view"
+class _Probe(real_state.TurnProbe):
+    """At a share of its own turns, records the other seats' real waits and their waits
+    in sampled deals."""
 
     def __init__(self, seed: int, rules: Rules, samples: int, share: float,
                  hands: list[str]) -> None:
-        super().__init__(seed)
-        self.rules, self.samples, self.share, self.hands = rules, samples, share, hands
-        self.rng = np.random.default_rng(seed)
-        self.rows: list[dict[str, Any]] = []
+        super().__init__(seed, rules, samples, share)
+        self.hands = hands
 
-    def act_batch(self, views: SeatView, masks: np.ndarray) -> np.ndarray:
-        for i in np.flatnonzero(views.phase == TURN):
-            if self.rng.random() < self.share:
-                self._probe(views, masks, int(i))
-        return super().act_batch(views, masks)
-
-    def _probe(self, views: SeatView, masks: np.ndarray, i: int) -> None:
-        from agents.search_sampler import dead_kinds
-
+    def probe(self, views: SeatView, masks: np.ndarray, i: int, real: State) -> None:
         known = Known(views, i)
-        state, t = real_state._seen["state"], real_state._real_table(i)
-        real = State(*state.take(np.array([t])).arrays(), self.rules)
         sampled = {h: sample_states(views, i, masks[i], self.rules, self.samples, self.rng, h)
                    for h in self.hands}
         for a in known.others:
@@ -119,7 +102,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--samples", type=int, default=64)
     p.add_argument("--hands", default="discards,shaped,safe")
     a = p.parse_args(argv)
-    from agents.arena import run_arena
 
     hands = [h for h in a.hands.split(",") if h]
     try:
@@ -134,16 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     probe = _Probe(a.seed, rules.replace(deals_per_match=1), a.samples, 0.25, hands)
-    seat_view = driver.seat_view
-    driver.seat_view = real_state._remembering_seat_view
-    cpu = time.process_time()
-    try:
-        run_arena([probe, "rules", "rules", "rules"], deals=a.deals, seed=a.seed, rules=rules,
-                  tables=16, progress=False, duplicate=False)
-    finally:
-        driver.seat_view = seat_view
+    cpu = real_state.play_seeing_the_table(probe, a.deals, a.seed, rules)
     head = (f"{a.rules}, seed {a.seed}, {a.deals} deals, {a.samples} samples per position "
-            f"({time.process_time() - cpu:.0f} CPU s)")
+            f"({cpu:.0f} CPU s)")
     print(summary(probe.rows, hands, head))
     return 0
 

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import agents.search as search_mod  # noqa: E402
 import sichuan_env.driver as driver  # noqa: E402
+from agents.rules_bot import RulesAgent  # noqa: E402
 from agents.search_sampler import _take, make_ready  # noqa: E402
 from sichuan_env import engine  # noqa: E402
 from sichuan_env import engine_kernels as ek  # noqa: E402
@@ -59,6 +60,48 @@ def _real_table(i: int) -> int:
     """The table of the remembered state that row ``i`` of the last seat view shows."""
     state, rows = _seen["state"], _seen["rows"]
     return int(np.arange(state.batch_size)[rows][i]) if rows is not None else i
+
+
+class TurnProbe(RulesAgent):
+    """A ``rules`` bot (it plays as ``rules``) that, at a share of its own turns, calls
+    :meth:`probe` with the view row and the real table it shows, for the diagnostics that
+    compare sampled hands with the real ones (run it with :func:`play_seeing_the_table`)."""
+
+    needs = "view"
+
+    def __init__(self, seed: int, rules: Rules, samples: int, share: float) -> None:
+        super().__init__(seed)
+        self.rules, self.samples, self.share = rules, samples, share
+        self.rng = np.random.default_rng(seed)
+        self.rows: list[Any] = []
+
+    def act_batch(self, views: SeatView, masks: np.ndarray) -> np.ndarray:
+        for i in np.flatnonzero(views.phase == TURN):
+            if self.rng.random() < self.share:
+                state, t = _seen["state"], _real_table(int(i))
+                real = State(*state.take(np.array([t])).arrays(), self.rules)
+                self.probe(views, masks, int(i), real)
+        return super().act_batch(views, masks)
+
+    def probe(self, views: SeatView, masks: np.ndarray, i: int, real: State) -> None:
+        """Record what the diagnostic measures at row ``i`` (``real``: its real table)."""
+        raise NotImplementedError
+
+
+def play_seeing_the_table(probe: TurnProbe, deals: int, seed: int, rules: Rules) -> float:
+    """Four ``rules`` seats, ``probe`` in seat 0, ``deals`` deals of ``seed`` (no
+    duplicate), the driver's seat view wrapped so the probe sees the real table; the
+    driver is restored afterwards. Returns the CPU seconds taken."""
+    from agents.arena import run_arena
+
+    driver.seat_view = _remembering_seat_view
+    cpu = time.process_time()
+    try:
+        run_arena([probe, "rules", "rules", "rules"], deals=deals, seed=seed, rules=rules,
+                  tables=16, progress=False, duplicate=False)
+    finally:
+        driver.seat_view = _seat_view
+    return time.process_time() - cpu
 
 
 def _redeal_loose_hands(out: State, j: int, lo: int, hi: int,

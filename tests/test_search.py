@@ -653,11 +653,18 @@ def test_pick_needs_a_margin_of_z_standard_errors():
     assert agent.pick(np.stack([base, base - 1.0], 1)) == 0
 
 
-def test_playouts_benchmark(capsys):
+def _benchmark(name: str):
+    """The module ``benchmarks/<name>.py``, loaded from its file."""
     import importlib.util
-    spec = importlib.util.spec_from_file_location("playouts", ROOT / "benchmarks/playouts.py")
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / f"benchmarks/{name}.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
+    return bench
+
+
+def test_playouts_benchmark(capsys):
+    bench = _benchmark("playouts")
     assert bench.main(["--tables", "3", "--repeats", "1"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in out] == list(sr.ROLLOUT_POLICIES)
@@ -671,15 +678,11 @@ def test_playouts_benchmark(capsys):
 def test_search_oracle_benchmark(capsys):
     """The diagnostic plays every mode on the same walls, prints each against `rules`
     and against `sampled`, and puts the driver and the sampler back afterwards."""
-    import importlib.util
 
     import sichuan_env.driver as driver
     from agents import search as search_mod
 
-    spec = importlib.util.spec_from_file_location("search_oracle",
-                                                  ROOT / "benchmarks/search_oracle.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _benchmark("search_oracle")
     seat_view_before, sampler_before = driver.seat_view, search_mod.sample_states
     assert bench.main(["--agent", "search?k=4", "--deals", "4", "--seed", "3"]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -697,14 +700,10 @@ def test_discard_evidence_benchmark(capsys):
     """The rules bot, asked what it would discard from a seat's real hand plus its last
     discard, makes that discard nearly always (the reconstruction is faithful), far more
     often than from sampled hands; the driver is put back; bad input is one line, exit 2."""
-    import importlib.util
 
     import sichuan_env.driver as driver
 
-    spec = importlib.util.spec_from_file_location("discard_evidence",
-                                                  ROOT / "benchmarks/discard_evidence.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _benchmark("discard_evidence")
     seat_view_before = driver.seat_view
     assert bench.main(["--deals", "8", "--seed", "5", "--samples", "16"]) == 0
     assert driver.seat_view is seat_view_before
@@ -724,14 +723,10 @@ def test_ready_evidence_benchmark(capsys):
     """The sampled hands with ``hands=shaped`` and ``safe`` are ready far more often than
     the even-weighted ones, more often where the real seat is ready; a ready seat almost
     never waits on a kind of its own river; bad input is one line, exit 2."""
-    import importlib.util
 
     import sichuan_env.driver as driver
 
-    spec = importlib.util.spec_from_file_location("ready_evidence",
-                                                  ROOT / "benchmarks/ready_evidence.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _benchmark("ready_evidence")
     seat_view_before = driver.seat_view
     assert bench.main(["--deals", "8", "--seed", "5", "--samples", "16"]) == 0
     assert driver.seat_view is seat_view_before
