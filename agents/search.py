@@ -26,10 +26,10 @@ searches a Hu on another seat's tile (a discard, or a kong robbed) against the o
 answers (the prior's choice, Hu for ``rules``, first); a self-drawn Hu is always taken.
 Decisions with one legal action, or one candidate, cost no play-out.
 
-Options (``search?k=64&top=4&rollout=greedy``): ``k`` samples per decision (>= 1),
-``top`` candidates at most (>= 1; 1 plays the prior), ``rollout`` the rollout policy
-(``greedy``, the greedy bot compiled; ``rules``, the rules bot compiled; ``waits``, a
-faster heuristic; or ``random``), ``z`` the standard errors by which a candidate must
+Options (``search?k=256&top=4&rollout=rules``, the defaults): ``k`` samples per decision
+(>= 1), ``top`` candidates at most (>= 1; 1 plays the prior), ``rollout`` the rollout
+policy (``rules``, the rules bot compiled; ``greedy``, the greedy bot compiled; ``waits``,
+a faster heuristic; or ``random``), ``z`` the standard errors by which a candidate must
 beat the prior's choice (>= 0), ``rollouts`` an upper bound on play-outs per decision
 (``k`` is lowered to fit; default none), ``hands`` how the other seats' hands are
 sampled (``discards``, the default: weighted by their rivers,
@@ -38,11 +38,13 @@ sampled (``discards``, the default: weighted by their rivers,
 preset being played (the arena passes it), ``prior`` the prior (``rules`` or ``fitted``;
 ``fitted`` loads torch and the model), ``hu`` a Hu on another seat's tile: ``declare``
 (the default: the prior's choice, without search) or ``search`` (searched against passing
-and the other answers).
+and the other answers), ``threads`` how many of numba's threads play the play-outs (1, the
+default; the same choices on any number, the time per decision shorter where cores are
+free).
 
 Measure it against three ``rules`` bots in the duplicate arena, with its cost per decision::
 
-    python -m agents.search --agent "search?k=64" --deals 800 --seed 7331 --rules mil
+    python -m agents.search --agent search --deals 800 --seed 7331 --rules mil
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ import numpy as np
 
 from agents.greedy import Seen, discard_shanten, isolation
 from agents.rules_bot import RulesAgent
-from agents.search_rollout import ROLLOUT_POLICIES, play_out
+from agents.search_rollout import ROLLOUT_POLICIES, check_threads, play_out
 from agents.search_sampler import HAND_SAMPLING, sample_states
 from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_SUIT, VOID_TILE
 from sichuan_env.agent import BaseAgent, make_agent
@@ -97,10 +99,10 @@ class SearchAgent(BaseAgent):
     name = "search"
     needs = "view"
 
-    def __init__(self, seed: int | None = None, *, k: int = 64, top: int = 4,
-                 rollout: str = "greedy", rollouts: int | None = None, z: float = 1.0,
+    def __init__(self, seed: int | None = None, *, k: int = 256, top: int = 4,
+                 rollout: str = "rules", rollouts: int | None = None, z: float = 1.0,
                  rules: str | Rules | None = "mil", hands: str = "discards",
-                 prior: str = "rules", hu: str = "declare") -> None:
+                 prior: str = "rules", hu: str = "declare", threads: int = 1) -> None:
         self.k = _positive_int("k", k)
         self.top = _positive_int("top", top)
         if rollout not in ROLLOUT_POLICIES:
@@ -129,6 +131,7 @@ class SearchAgent(BaseAgent):
         if hu not in HU_CHOICES:
             raise ValueError(f"unknown hu choice {hu!r}; known: {', '.join(HU_CHOICES)}")
         self.hu = hu
+        self.threads = check_threads(threads)
         self.bot = RulesAgent(seed)  # orders the candidates (and is the prior for "rules")
         self.prior: Any = self.bot
         if prior == "fitted":
@@ -247,7 +250,7 @@ class SearchAgent(BaseAgent):
         if not jobs:
             return
         batch = _cat(parts)
-        scores = play_out(batch, np.concatenate(firsts), self.rollout)
+        scores = play_out(batch, np.concatenate(firsts), self.rollout, self.threads)
         for i, cand, k, off in jobs:
             me = int(views.seat[i])
             pts = scores[off:off + k * len(cand), me].reshape(k, len(cand)).astype(np.float64)
@@ -275,7 +278,7 @@ class SearchAgent(BaseAgent):
         return (f"SearchAgent(k={self.k}, top={self.top}, rollout={self.rollout!r}, "
                 f"rollouts={self.rollouts}, z={self.z}, hands={self.hands!r}, "
                 f"rules={self.rules.preset!r}, prior={self.prior_name!r}, hu={self.hu!r}, "
-                f"seed={self.seed})")
+                f"threads={self.threads}, seed={self.seed})")
 
 
 def _report(spec: str, agent: Any, res: Any, cpu: float, seed: int, preset: str) -> None:

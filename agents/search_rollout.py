@@ -81,7 +81,7 @@ from sichuan_env.actions import (
     VOID_SUIT,
     VOID_TILE,
 )
-from sichuan_env.jit import numba_cache_dir, source_fingerprint
+from sichuan_env.jit import numba_cache_dir, prange, source_fingerprint
 from sichuan_env.state import ANS_PASS, CLAIM, ROB, TURN, VOID, State
 from sichuan_env.tables import load_tables
 from sichuan_env.vocab import MELD_KIND_OF_CODE, MELD_KIND_TILES, MELD_TILES
@@ -942,11 +942,11 @@ def rules_action(S, t, best, cover):
 
 
 @_njit()
-def _play_out(bag, first, policy, done_out, max_steps, best):
-    S = bag
-    B = first.shape[0]
-    cover = np.empty((3, 12), np.int64)
-    for t in range(B):
+def _play_out_range(S, lo, hi, first, policy, done_out, max_steps, best):
+    """Tables ``lo .. hi - 1`` played to the end of the deal; the first table that did not
+    finish within ``max_steps`` decisions, or -1."""
+    cover = np.empty((3, 12), np.int64)  # scratch of the greedy and rules policies
+    for t in range(lo, hi):
         ek._step_table(S, _i(t), _i(first[t]), False, done_out)
         for _ in range(max_steps):
             if S.done[t]:
@@ -956,6 +956,24 @@ def _play_out(bag, first, policy, done_out, max_steps, best):
         if not S.done[t]:
             return t
     return -1
+
+
+@_njit()
+def _play_out(bag, first, policy, done_out, max_steps, best):
+    return _play_out_range(bag, _i(0), _i(first.shape[0]), first, policy, done_out,
+                           max_steps, best)
+
+
+@_njit(parallel=True)
+def _play_out_threads(bags, bounds, firsts, policy, dones, max_steps, bests, bad):
+    """:func:`_play_out_range` on ``len(bags)`` threads: thread ``w`` plays tables
+    ``bounds[w] .. bounds[w + 1] - 1`` through ``bags[w]``, reading ``firsts[w]``,
+    ``dones[w]`` and ``bests[w]`` (each thread's own views of the same arrays, as in
+    ``engine_kernels.step_bags_parallel``). A table reads and writes only its own rows,
+    so every table ends as it would on one thread."""
+    for w in prange(len(bags)):
+        bad[w] = _play_out_range(bags[w], _i(bounds[w]), _i(bounds[w + 1]), firsts[w],
+                                 policy, dones[w], max_steps, bests[w])
 
 
 @_njit(inline="always")
@@ -1030,17 +1048,48 @@ def choose_actions(state: State, rows: np.ndarray, policy: str = "waits") -> np.
     return policy_actions(_bag(state), rows, policy_code(policy), _best())
 
 
-def play_out(state: State, first: np.ndarray, policy: str = "waits") -> np.ndarray:
+def play_out(state: State, first: np.ndarray, policy: str = "waits", threads: int = 1
+             ) -> np.ndarray:
     """Apply ``first[i]`` (a legal action) at table ``i``, play every table to the end of
     the deal with the rollout policy (in place), and return the (B, 4) points of the
-    deal. The state's rules must end a match after one deal (``deals_per_match=1``)."""
+    deal. The state's rules must end a match after one deal (``deals_per_match=1``).
+    ``threads`` > 1 splits the tables among that many of numba's threads (at most
+    ``NUMBA_NUM_THREADS``); every table ends as it does on one thread."""
     if state.rules.deals_per_match != 1:
         raise ValueError("play_out needs rules with deals_per_match=1 (one deal per table)")
     first = np.ascontiguousarray(first, np.int64)
     if first.shape != (state.batch_size,):
         raise ValueError(f"expected {state.batch_size} first actions, got shape {first.shape}")
+    check_threads(threads)
     done = np.zeros(state.batch_size, bool)
-    bad = _play_out(_bag(state), first, policy_code(policy), done, 10_000, _best())
+    k = min(threads, state.batch_size)
+    if k <= 1:
+        bad = _play_out(_bag(state), first, policy_code(policy), done, 10_000, _best())
+    else:
+        B = state.batch_size
+        log = np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32)
+        bags, bounds = engine.parallel_bags(state, k, log, np.zeros(B, np.int32),
+                                            np.zeros((B, 4), np.float32))
+        worst = np.full(k, -1, np.int64)
+        before = numba.get_num_threads()
+        numba.set_num_threads(k)
+        try:
+            _play_out_threads(bags, bounds, tuple(first.view() for _ in range(k)),
+                              policy_code(policy), tuple(done.view() for _ in range(k)),
+                              10_000, tuple(_best().view() for _ in range(k)), worst)
+        finally:
+            numba.set_num_threads(before)
+        bad = int(worst.max())
     if bad >= 0:  # pragma: no cover - a deal ends within a few hundred decisions
         raise RuntimeError(f"table {bad} did not finish its deal")
     return state.scores.copy()
+
+
+def check_threads(threads: Any) -> int:
+    """``threads`` if it is an integer in 1..``NUMBA_NUM_THREADS``, else ``ValueError``."""
+    limit = numba.config.NUMBA_NUM_THREADS
+    if (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
+            or not 1 <= threads <= limit):
+        raise ValueError(f"threads must be an integer in 1..{limit} (NUMBA_NUM_THREADS), "
+                         f"got {threads!r}")
+    return int(threads)

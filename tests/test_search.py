@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 
@@ -223,6 +224,48 @@ def test_play_out_is_the_engine_step_by_step(mil_positions, policy):
         acts[live] = sr.choose_actions(ref, live, policy)
     assert (got == ref.scores).all()
     assert batch.done.all()
+
+
+@pytest.mark.parametrize("policy", ["rules", "random"])
+def test_play_out_on_threads_ends_as_on_one(mil_positions, policy):
+    """Play-outs split among threads end every table exactly as one thread does."""
+    picks = [p for p in mil_positions[::23]][:16]
+    batch = State(*(np.concatenate(f) for f in zip(*(p.arrays() for p in picks),
+                                                      strict=True)), get_rules("mil"))
+    batch = batch.take(np.repeat(np.arange(batch.batch_size), 3))  # 48 tables
+    batch.key[:] = np.arange(batch.batch_size, dtype=np.uint64) * 7919 + 5
+    first = sr.choose_actions(batch.copy(), np.arange(batch.batch_size), policy)
+    one = batch.copy()
+    want = sr.play_out(one, first, policy)
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here (NUMBA_NUM_THREADS)")
+    for threads in range(2, min(4, numba.config.NUMBA_NUM_THREADS) + 1):
+        many = batch.copy()
+        got = sr.play_out(many, first, policy, threads=threads)
+        assert (got == want).all() and many.done.all()
+        for name, a, b in zip(State._fields, one.arrays(), many.arrays(), strict=False):
+            assert (a == b).all(), name
+
+
+def test_search_on_threads_chooses_as_on_one(mil_positions):
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here (NUMBA_NUM_THREADS)")
+    picks = [q for q in mil_positions if q.legal_action_mask[0].sum() > 2][:12]
+    one, two = SearchAgent(seed=4, k=6), SearchAgent(seed=4, k=6, threads=2)
+    for p in picks:
+        v = seat_view(p, int(p.current[0]), [0])
+        assert one.act_batch(v, p.legal_action_mask) == two.act_batch(v, p.legal_action_mask)
+    assert one.playouts == two.playouts > 0
+
+
+@pytest.mark.parametrize("threads", [0, -1, 2.0, True, 10_000])
+def test_play_out_rejects_bad_thread_counts(mil_positions, threads):
+    p = mil_positions[0]
+    with pytest.raises(ValueError, match="threads must be an integer in 1.."):
+        sr.play_out(p.copy(), np.array([int(np.flatnonzero(p.legal_action_mask[0])[0])]),
+                    "waits", threads=threads)
+    with pytest.raises(ValueError, match="threads must be an integer in 1.."):
+        SearchAgent(threads=threads)
 
 
 def test_random_rollouts_repeat_with_the_same_key(mil_positions):
@@ -521,7 +564,8 @@ def test_void_suit_discards_come_first_without_strict_void(soft_positions):
 
 
 def test_rollout_option_names_the_policy():
-    assert SearchAgent().rollout == "greedy"  # the default: the greedy bot compiled
+    # the defaults: 256 samples played out by the rules bot compiled
+    assert (SearchAgent().rollout, SearchAgent().k) == ("rules", 256)
     for name in sr.ROLLOUT_POLICIES:
         assert make_agent(f"search?rollout={name}&k=2").rollout == name
 
@@ -543,6 +587,7 @@ def test_rollout_budget_lowers_samples():
     ("search?depth=3", "unexpected keyword argument 'depth'"),
     ("search?prior=nope", "unknown prior 'nope'; known: rules, fitted"),
     ("search?hu=maybe", "unknown hu choice 'maybe'; known: declare, search"),
+    ("search?threads=0", "threads must be an integer in 1.."),
 ])
 def test_bad_options(spec, words, capsys):
     with pytest.raises(AgentSpecError, match="search"):
@@ -619,7 +664,7 @@ def test_candidates_share_samples_and_rollout_keys(mil_positions, monkeypatch):
     import agents.search as search_mod
     seen: list[tuple[State, np.ndarray]] = []
 
-    def fake_play_out(state, first, policy="waits"):
+    def fake_play_out(state, first, policy="waits", threads=1):
         seen.append((state.copy(), first.copy()))
         return np.zeros((state.batch_size, 4), np.int32)
 
@@ -671,8 +716,15 @@ def test_playouts_benchmark(capsys):
     assert all("play-outs per CPU-s" in line for line in out)
     assert bench.main(["--tables", "0"]) == 2
     assert bench.main(["--rules", "nope"]) == 2
+    assert bench.main(["--threads", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and all(e.startswith("error: ") for e in err)
+    assert len(err) == 3 and all(e.startswith("error: ") for e in err)
+    if numba.config.NUMBA_NUM_THREADS >= 2:
+        assert bench.main(["--tables", "4", "--repeats", "1", "--threads", "2"]) == 0
+        out = capsys.readouterr().out.splitlines()[len(sr.ROLLOUT_POLICIES):]
+        assert [line.split()[0] for line in out] == list(sr.ROLLOUT_POLICIES)
+        assert all(re.search(r"wall-s on 1 thread, +\d+ on 2 \(\d+\.\d\d times\)", line)
+                   for line in out), out
 
 
 def test_search_oracle_benchmark(capsys):
