@@ -58,8 +58,9 @@ import numpy as np
 
 from agents.greedy import Seen, discard_shanten, isolation
 from agents.rules_bot import RulesAgent
-from agents.search_rollout import ROLLOUT_POLICIES, check_threads, play_out
+from agents.search_rollout import ROLLOUT_POLICIES, play_out
 from agents.search_sampler import HAND_SAMPLING, sample_states
+from sichuan_env import engine
 from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_SUIT, VOID_TILE
 from sichuan_env.agent import BaseAgent, make_agent
 from sichuan_env.rules import Rules, get_rules
@@ -131,7 +132,7 @@ class SearchAgent(BaseAgent):
         if hu not in HU_CHOICES:
             raise ValueError(f"unknown hu choice {hu!r}; known: {', '.join(HU_CHOICES)}")
         self.hu = hu
-        self.threads = check_threads(threads)
+        self.threads = engine.check_threads(threads)
         self.bot = RulesAgent(seed)  # orders the candidates (and is the prior for "rules")
         self.prior: Any = self.bot
         if prior == "fitted":

@@ -1016,12 +1016,14 @@ def reopen_kernel(d, tile, robbing, me, own_opts, rules, flags3, complete, packe
         S.current[t] = me
 
 
+def _outputs(B: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A step log, its lengths and a rewards array for ``B`` tables (the kernels' outputs)."""
+    return (np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32), np.zeros(B, np.int32),
+            np.zeros((B, 4), np.float32))
+
+
 def _bag(state: State) -> Any:
-    B = state.batch_size
-    log = np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32)
-    log_len = np.zeros(B, np.int32)
-    rewards = np.zeros((B, 4), np.float32)
-    return ek.state_bag(*engine.kernel_rule_args(state.rules), log, log_len, rewards,
+    return ek.state_bag(*engine.kernel_rule_args(state.rules), *_outputs(state.batch_size),
                         *state.arrays())
 
 
@@ -1060,16 +1062,13 @@ def play_out(state: State, first: np.ndarray, policy: str = "waits", threads: in
     first = np.ascontiguousarray(first, np.int64)
     if first.shape != (state.batch_size,):
         raise ValueError(f"expected {state.batch_size} first actions, got shape {first.shape}")
-    check_threads(threads)
+    engine.check_threads(threads)
     done = np.zeros(state.batch_size, bool)
     k = min(threads, state.batch_size)
     if k <= 1:
         bad = _play_out(_bag(state), first, policy_code(policy), done, 10_000, _best())
     else:
-        B = state.batch_size
-        log = np.zeros((B, ek.LOG_SIZE, ek.LOG_WIDTH), np.int32)
-        bags, bounds = engine.parallel_bags(state, k, log, np.zeros(B, np.int32),
-                                            np.zeros((B, 4), np.float32))
+        bags, bounds = engine.parallel_bags(state, k, *_outputs(state.batch_size))
         worst = np.full(k, -1, np.int64)
         before = numba.get_num_threads()
         numba.set_num_threads(k)
@@ -1084,12 +1083,3 @@ def play_out(state: State, first: np.ndarray, policy: str = "waits", threads: in
         raise RuntimeError(f"table {bad} did not finish its deal")
     return state.scores.copy()
 
-
-def check_threads(threads: Any) -> int:
-    """``threads`` if it is an integer in 1..``NUMBA_NUM_THREADS``, else ``ValueError``."""
-    limit = numba.config.NUMBA_NUM_THREADS
-    if (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
-            or not 1 <= threads <= limit):
-        raise ValueError(f"threads must be an integer in 1..{limit} (NUMBA_NUM_THREADS), "
-                         f"got {threads!r}")
-    return int(threads)

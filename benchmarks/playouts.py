@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --tables and --repeats must be >= 1", file=sys.stderr)
         return 2
     try:
-        sr.check_threads(a.threads)
+        engine.check_threads(a.threads)
         rules = get_rules(a.rules, deals_per_match=1)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

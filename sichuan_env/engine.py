@@ -406,11 +406,17 @@ def set_threads(n: int) -> None:
     (a training job, a second process) more threads can make a step several times
     slower (least so with ``NUMBA_THREADING_LAYER=workqueue``, whose idle threads do not
     spin)."""
+    _THREADS[0] = check_threads(n)
+
+
+def check_threads(n: Any) -> int:
+    """``n`` as an int when it is an integer in 1..``NUMBA_NUM_THREADS`` (numba's thread
+    limit), else a ``ValueError`` that says so."""
     limit = numba.config.NUMBA_NUM_THREADS
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= limit:
         raise ValueError(f"threads must be an integer in 1..{limit} (NUMBA_NUM_THREADS), "
                          f"got {n!r}")
-    _THREADS[0] = int(n)
+    return int(n)
 
 
 def get_threads() -> int:
