@@ -89,6 +89,18 @@ HU_CHOICES = ("declare", "search")
 PRIORS = ("rules", "fitted")
 
 
+def pick_column(pts: np.ndarray, z: float) -> int:
+    """The column of ``pts`` (samples x candidates, column 0 the prior's choice) to play:
+    the best lower bound ``mean(d) - z * se(d)`` of the paired differences ``d`` from
+    column 0, when it is above 0; else column 0."""
+    d = pts[:, 1:] - pts[:, :1]
+    k = pts.shape[0]
+    se = d.std(0, ddof=1) / np.sqrt(k) if k > 1 else np.zeros(d.shape[1])
+    low = d.mean(0) - z * se
+    best = int(np.argmax(low))
+    return best + 1 if low[best] > 0 else 0
+
+
 def _cat(states: list[State]) -> State:
     return State(*(np.concatenate(f) for f in zip(*(s.arrays() for s in states),
                                                       strict=True)), states[0].rules)
@@ -260,15 +272,8 @@ class SearchAgent(BaseAgent):
         self.playouts += size
 
     def pick(self, pts: np.ndarray) -> int:
-        """The column of ``pts`` (samples x candidates, column 0 the prior's choice) to
-        play: the best lower bound ``mean(d) - z * se(d)`` of the paired differences
-        ``d`` from column 0, when it is above 0; else column 0."""
-        d = pts[:, 1:] - pts[:, :1]
-        k = pts.shape[0]
-        se = d.std(0, ddof=1) / np.sqrt(k) if k > 1 else np.zeros(d.shape[1])
-        low = d.mean(0) - self.z * se
-        best = int(np.argmax(low))
-        return best + 1 if low[best] > 0 else 0
+        """The column of ``pts`` to play (:func:`pick_column` with the agent's ``z``)."""
+        return pick_column(pts, self.z)
 
     def reset(self) -> None:
         self.bot.reset()

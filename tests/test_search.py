@@ -797,3 +797,62 @@ def test_ready_evidence_benchmark(capsys):
     assert bench.main(["--hands", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(e.startswith("error: ") for e in err)
+
+
+def _decisions(truth: np.ndarray, pool: np.ndarray) -> dict:
+    return {"truth": truth[None].astype(np.float32), "ncand": np.array([truth.shape[1]]),
+            "per_deal": 10.0, "pools": {"discards": pool[None].astype(np.float32)}}
+
+
+def test_search_decisions_simulates_the_choice_rule():
+    """A simulated search scores its choice by the truth pool: a candidate clearly ahead
+    in the samples and in truth is found (with or without halving) and gains its truth
+    margin; samples that cannot tell the candidates apart keep the rules choice (gain 0);
+    the oracle row picks by half the truth and scores on the other half."""
+    bench = _benchmark("search_decisions")
+    rng = np.random.default_rng(0)
+    noise = rng.normal(0, 1, (512, 1))
+    pool = noise + np.array([0.0, -0.5, 2.0, 0.1]) + rng.normal(0, 0.3, (512, 4))
+    truth = rng.normal(0, 1, (256, 1)) + np.array([0.0, -1.0, 1.5, 0.0])
+    data = _decisions(truth, pool)
+    gain = truth[:, 2].mean() - truth[:, 0].mean()
+    for setting in ("k=32", "k=32&halving=0.5", "k=32&z=0", "oracle=1"):
+        got = bench.simulate(data, bench.parse_setting(setting), replicates=8, seed=1)
+        assert got[0] == pytest.approx(gain, abs=1e-3 if "oracle" not in setting else 0.05)
+    same = _decisions(truth, np.repeat(noise, 4, 1))
+    assert bench.simulate(same, bench.parse_setting("k=32"), 8, 1)[0] == 0.0
+    # top=2 leaves only the rules choice and a worse candidate: nothing gained
+    assert bench.simulate(data, bench.parse_setting("k=32&top=2"), 8, 1)[0] == 0.0
+    with pytest.raises(ValueError, match="no pool for hands='safe'"):
+        bench.simulate(data, bench.parse_setting("k=8&hands=safe"), 1, 1)
+    for bad in ("k", "q=3", "z=1"):
+        with pytest.raises(ValueError, match="bad setting"):
+            bench.parse_setting(bad)
+
+
+def test_search_decisions_benchmark(capsys, tmp_path):
+    """Recorded decisions are played out, saved, and read back to the same report; the
+    driver is put back; bad input is one line, exit 2."""
+    import sichuan_env.driver as driver
+
+    bench = _benchmark("search_decisions")
+    seat_view_before = driver.seat_view
+    saved = tmp_path / "d.npz"
+    args = ["--deals", "4", "--seed", "5", "--pool", "16", "--truth", "8", "--share", "0.5",
+            "--settings", "k=8;k=8&halving=0.5;oracle=1"]
+    assert bench.main(args + ["--save", str(saved)]) == 0
+    assert driver.seat_view is seat_view_before
+    first = capsys.readouterr().out.splitlines()
+    n = int(first[0].split()[0])
+    assert n >= 4 and first[1].startswith(f"{n} decisions")
+    data = bench.load(str(saved))
+    assert data["truth"].shape[:2] == (n, 8) and data["pools"]["discards"].shape[:2] == (n, 16)
+    assert (data["ncand"] >= 2).all()
+    assert bench.main(["--load", str(saved), "--settings", "k=8;k=8&halving=0.5;oracle=1",
+                       "--seed", "5"]) == 0
+    assert capsys.readouterr().out.splitlines() == first[1:]
+    assert bench.main(["--deals", "0"]) == 2
+    assert bench.main(["--settings", "k=8&nope=1"]) == 2
+    assert bench.main(["--hands", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(e.startswith("error: ") for e in err)
