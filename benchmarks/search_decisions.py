@@ -31,7 +31,9 @@ margin in standard errors (default 1), ``top`` candidates (at most ``--top``), `
 the pool's sampling, ``halving`` a share of the budget spent on a first round over every
 candidate before the rest goes to the ``rules`` choice and the best challenger (default:
 none, one round), ``oracle=1`` the best candidate by half the truth pool (scored on the
-other half). The rows print with 95% intervals over decisions; ``--save`` keeps the pools
+other half). The rows print with 95% intervals over decisions, each with its gain per deal
+split by the phase of the decisions (own turn, claim window, kong robbing, void choice);
+``--save`` keeps the pools
 (an ``.npz``) and ``--load`` reads them back to simulate other settings without play-outs.
 """
 
@@ -57,7 +59,7 @@ from agents.search_sampler import HAND_SAMPLING, sample_states  # noqa: E402
 from sichuan_env import engine  # noqa: E402
 from sichuan_env import engine_kernels as ek  # noqa: E402
 from sichuan_env.rules import Rules, get_rules  # noqa: E402
-from sichuan_env.state import State  # noqa: E402
+from sichuan_env.state import CLAIM, ROB, TURN, VOID, State  # noqa: E402
 from sichuan_env.view import SeatView  # noqa: E402
 
 
@@ -122,6 +124,7 @@ def collect(a: argparse.Namespace, rules: Rules, hands: list[str]) -> dict[str, 
     pools: dict[str, list[np.ndarray]] = {h: [] for h in hands}
     truth: list[np.ndarray] = []
     ncand: list[int] = []
+    phase: list[int] = []
     started = time.process_time()
     for j, (row, mask, cand, real) in enumerate(probe.kept):
         seat = int(row.seat[0])
@@ -136,19 +139,21 @@ def collect(a: argparse.Namespace, rules: Rules, hands: list[str]) -> dict[str, 
             pools[h].append(_play(st, cand, seat, rng))
         truth.append(_play(_truth_tables(real, a.truth, rng), cand, seat, rng))
         ncand.append(len(cand))
+        phase.append(int(row.phase[0]))
         if (j + 1) % 50 == 0:
             spent = time.process_time() - started
             print(f"  {j + 1} of {len(probe.kept)} decisions played out ({spent:.0f} CPU s)",
                   flush=True)
             if a.save:  # what is done so far, should the run be stopped
-                save(a.save, _data(pools, truth, ncand, probe.found / a.deals))
-    return _data(pools, truth, ncand, probe.found / a.deals)
+                save(a.save, _data(pools, truth, ncand, phase, probe.found / a.deals))
+    return _data(pools, truth, ncand, phase, probe.found / a.deals)
 
 
 def _data(pools: dict[str, list[np.ndarray]], truth: list[np.ndarray], ncand: list[int],
-          per_deal: float) -> dict[str, Any]:
+          phase: list[int], per_deal: float) -> dict[str, Any]:
     return {"pools": {h: _pack(p) for h, p in pools.items()}, "truth": _pack(truth),
-            "ncand": np.asarray(ncand, np.int64), "per_deal": per_deal}
+            "ncand": np.asarray(ncand, np.int64), "phase": np.asarray(phase, np.int64),
+            "per_deal": per_deal}
 
 
 def _pack(rows: list[np.ndarray]) -> np.ndarray:
@@ -160,14 +165,16 @@ def _pack(rows: list[np.ndarray]) -> np.ndarray:
 
 
 def save(path: str, data: dict[str, Any]) -> None:
-    np.savez_compressed(path, truth=data["truth"], ncand=data["ncand"],
+    np.savez_compressed(path, truth=data["truth"], ncand=data["ncand"], phase=data["phase"],
                         per_deal=np.float64(data["per_deal"]),
                         **{f"pool_{h}": p for h, p in data["pools"].items()})
 
 
 def load(path: str) -> dict[str, Any]:
     with np.load(path) as f:
+        phase = f["phase"] if "phase" in f.files else np.full(len(f["ncand"]), -1)
         return {"truth": f["truth"], "ncand": f["ncand"], "per_deal": float(f["per_deal"]),
+                "phase": phase,
                 "pools": {k[5:]: f[k] for k in f.files if k.startswith("pool_")}}
 
 
@@ -252,6 +259,12 @@ def report(data: dict[str, Any], settings: list[str], replicates: int, seed: int
             line += f"; - first row {dm * per_deal:+.3f} [{(dm - dh) * per_deal:+.3f}, " \
                     f"{(dm + dh) * per_deal:+.3f}]"
         print(line, flush=True)
+        parts = [f"{name} {g[data['phase'] == ph].sum() / len(g) * per_deal:+.3f} "
+                 f"({(data['phase'] == ph).sum()})"
+                 for ph, name in ((TURN, "turn"), (CLAIM, "claim"), (ROB, "rob"), (VOID, "void"))
+                 if (data["phase"] == ph).any()]
+        if parts:
+            print(f"{'':28s} per deal by phase (decisions): {', '.join(parts)}", flush=True)
 
 
 DEFAULT_SETTINGS = "k=64;k=128;k=256;k=512;k=256&z=0.5;k=256&z=0;k=256&halving=0.5;oracle=1"
