@@ -1,8 +1,8 @@
 """What the search agent's choices are worth, decision by decision (a diagnostic).
 
     python benchmarks/search_decisions.py [--deals 64] [--seed 8301] [--rules mil]
-        [--share 0.25] [--top 6] [--pool 2048] [--truth 1024] [--hands discards]
-        [--save FILE] [--load FILE] [--settings "k=64;k=256;k=256&z=0"]
+        [--share 0.2] [--top 6] [--pool 1536] [--truth 768] [--hands discards]
+        [--save FILE] [--load FILE] [--settings "k=256&top=4;k=64&top=4;oracle=1"]
 
 Arena figures move slowly: a search setting against ``rules`` needs thousands of deals
 for an interval of a few tenths of a point. This script values single decisions instead.
@@ -267,7 +267,9 @@ def report(data: dict[str, Any], settings: list[str], replicates: int, seed: int
             print(f"{'':28s} per deal by phase (decisions): {', '.join(parts)}", flush=True)
 
 
-DEFAULT_SETTINGS = "k=64;k=128;k=256;k=512;k=256&z=0.5;k=256&z=0;k=256&halving=0.5;oracle=1"
+# the search's default first (the other rows are paired with it), as in docs/search.md
+DEFAULT_SETTINGS = ("k=256&top=4;k=64&top=4;k=128&top=4;k=512&top=4;k=256&top=4&z=0;"
+                    "k=256&top=4&halving=0.5;oracle=1&top=4")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -276,10 +278,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--deals", type=int, default=64)
     p.add_argument("--seed", type=int, default=8301)
     p.add_argument("--rules", default="mil")
-    p.add_argument("--share", type=float, default=0.25)
+    p.add_argument("--share", type=float, default=0.2)
     p.add_argument("--top", type=int, default=6)
-    p.add_argument("--pool", type=int, default=2048)
-    p.add_argument("--truth", type=int, default=1024)
+    p.add_argument("--pool", type=int, default=1536)
+    p.add_argument("--truth", type=int, default=768)
     p.add_argument("--hands", default="discards", help="comma-separated samplings")
     p.add_argument("--settings", default=DEFAULT_SETTINGS)
     p.add_argument("--replicates", type=int, default=32)
