@@ -56,8 +56,6 @@ import search_oracle as real_state  # noqa: E402  (the seat-view hook that sees 
 from agents.search import SearchAgent, pick_column  # noqa: E402
 from agents.search_rollout import play_out  # noqa: E402
 from agents.search_sampler import HAND_SAMPLING, sample_states  # noqa: E402
-from sichuan_env import engine  # noqa: E402
-from sichuan_env import engine_kernels as ek  # noqa: E402
 from sichuan_env.rules import Rules, get_rules  # noqa: E402
 from sichuan_env.state import CLAIM, ROB, TURN, VOID, State  # noqa: E402
 from sichuan_env.view import SeatView  # noqa: E402
@@ -87,17 +85,6 @@ class DecisionProbe(SearchAgent):
             real = State(*state.take(np.array([t])).arrays(), self.rules)
             row = SeatView(*(f[i:i + 1] for f in views))
             self.kept.append((row, masks[i].copy(), list(cand), real))
-
-
-def _truth_tables(real: State, n: int, rng: np.random.Generator) -> State:
-    rules1 = real.rules.replace(deals_per_match=1)
-    out = State(*real.take(np.zeros(n, np.int64)).arrays(), rules1)
-    lo, hi = int(out.wall_front[0]), int(out.wall_back[0])
-    for j in range(n):
-        out.wall[j, lo:hi] = rng.permutation(out.wall[j, lo:hi])
-    ek.refresh_waits(*engine.kernel_rule_args(rules1), *out.arrays())
-    out.legal_action_mask[:] = engine.legal_mask(out)
-    return out
 
 
 def _play(tables: State, cand: list[int], seat: int, rng: np.random.Generator) -> np.ndarray:
@@ -137,7 +124,8 @@ def collect(a: argparse.Namespace, rules: Rules, hands: list[str]) -> dict[str, 
             continue
         for h, st in drawn.items():
             pools[h].append(_play(st, cand, seat, rng))
-        truth.append(_play(_truth_tables(real, a.truth, rng), cand, seat, rng))
+        truth.append(_play(real_state.shuffled_copies(real, 0, rules, a.truth, rng), cand, seat,
+                           rng))
         ncand.append(len(cand))
         phase.append(int(row.phase[0]))
         if (j + 1) % 50 == 0:

@@ -138,6 +138,23 @@ def _readiness_known(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: 
     return out
 
 
+def shuffled_copies(state: State, t: int, rules: Rules, n: int, rng: np.random.Generator,
+                    redeal_loose: bool = False) -> State:
+    """``n`` copies of table ``t`` of ``state`` under ``rules`` with one deal per match,
+    the wall's order shuffled in each; with ``redeal_loose`` the other seats' hands that
+    are not ready are dealt again with the wall."""
+    rules1 = rules.replace(deals_per_match=1)
+    out = State(*state.take(np.full(n, t)).arrays(), rules1)
+    lo, hi = int(out.wall_front[0]), int(out.wall_back[0])
+    for j in range(n):
+        out.wall[j, lo:hi] = rng.permutation(out.wall[j, lo:hi])
+        if redeal_loose:
+            _redeal_loose_hands(out, j, lo, hi, rng)
+    ek.refresh_waits(*engine.kernel_rule_args(rules1), *out.arrays())
+    out.legal_action_mask[:] = engine.legal_mask(out)
+    return out
+
+
 def _copies_of_the_real_table(mode: str):
     def sample(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int,
                rng: np.random.Generator, hands: str = "uniform", hand_model: Any = None
@@ -145,17 +162,7 @@ def _copies_of_the_real_table(mode: str):
         state, t = _seen["state"], _real_table(i)
         if int(state.current[t]) != int(view.seat[i]):
             raise RuntimeError("the remembered state does not match the view")
-        one = state.take(np.full(n, t))
-        rules1 = rules.replace(deals_per_match=1)
-        out = State(*one.arrays(), rules1)
-        lo, hi = int(out.wall_front[0]), int(out.wall_back[0])
-        for j in range(n):
-            out.wall[j, lo:hi] = rng.permutation(out.wall[j, lo:hi])
-            if mode == "ready":
-                _redeal_loose_hands(out, j, lo, hi, rng)
-        ek.refresh_waits(*engine.kernel_rule_args(rules1), *out.arrays())
-        out.legal_action_mask[:] = engine.legal_mask(out)
-        return out
+        return shuffled_copies(state, t, rules, n, rng, redeal_loose=mode == "ready")
     return sample
 
 
