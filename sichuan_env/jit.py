@@ -27,7 +27,7 @@ import numba
 
 from sichuan_env.tables import cache_dir
 
-__all__ = ["njit", "numba_cache_dir", "prange", "source_fingerprint"]
+__all__ = ["many_threads", "njit", "numba_cache_dir", "prange", "source_fingerprint"]
 
 prange = numba.prange
 
@@ -56,6 +56,13 @@ def source_fingerprint(folder: str | Path) -> str:
             h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
         _FINGERPRINTS[folder] = h.hexdigest()[:16]
     return _FINGERPRINTS[folder]
+
+
+def many_threads() -> bool:
+    """Whether the calling thread may run numba's parallel kernels on more than two threads
+    (``numba.get_num_threads()``, which a process such as an env runner given one CPU
+    lowers with ``numba.set_num_threads``)."""
+    return numba.get_num_threads() > 2
 
 
 def kernel_cache_dir(func: Callable[..., Any]) -> str:

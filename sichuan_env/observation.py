@@ -68,7 +68,7 @@ import numpy as np
 from numba.core import types
 from numba.experimental import structref
 
-from sichuan_env.jit import njit, prange
+from sichuan_env.jit import many_threads, njit, prange
 from sichuan_env.rules import Rules
 from sichuan_env.state import (
     CLAIM,
@@ -433,7 +433,6 @@ _ROWS_PER_TASK = 64  # rows per parallel task
 # than two: on a loaded two-core machine the parallel kernel measured several times slower
 # than the serial one (a thread descheduled for a time slice holds up the whole batch).
 _PARALLEL_FROM = 512
-_PARALLEL = numba.config.NUMBA_NUM_THREADS > 2
 
 
 @njit
@@ -455,7 +454,7 @@ def _encode_into(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndar
     """Write the planes of (rows[i], seats[i]) into out[i] (checked rows and seats);
     ``parallel`` None: on several threads for large batches when numba has them."""
     if parallel is None:
-        parallel = _PARALLEL and rows.shape[0] >= _PARALLEL_FROM
+        parallel = many_threads() and rows.shape[0] >= _PARALLEL_FROM
     kernel = _encode_parallel if parallel else _encode_serial
     kernel(state_arrays(state), state.wall, oracle, rows, seats, *_rule_scales(state.rules), out)
 

@@ -290,3 +290,36 @@ def test_opponents_from_specs_get_the_preset_and_the_shared_seeding():
     expected = seat_agents(["random"] * 3, 5, "mahjongsoft").agents[0]
     assert bots[0].rng.integers(1 << 30) == expected.rng.integers(1 << 30)
     assert make_bots("search", 5, "mahjongsoft")[0].rules.preset == "mahjongsoft"
+
+
+def test_a_remote_env_runner_runs_numba_on_its_own_cpus_without_spinning_threads(monkeypatch):
+    """Runner processes take numba's workqueue threads (OpenMP's idle threads spin, which
+    slowed sampling 3.5-4x) and at most their CPUs' worth of them; a choice the user made
+    (NUMBA_THREADING_LAYER) stands."""
+    import threading
+
+    import numba
+
+    from sichuan_env.jit import many_threads
+    from sichuan_env.rllib import limit_numba_threads, use_workqueue_threads
+
+    monkeypatch.setattr(numba.config, "THREADING_LAYER", "default")
+    use_workqueue_threads()
+    assert numba.config.THREADING_LAYER == "workqueue"
+    monkeypatch.setattr(numba.config, "THREADING_LAYER", "omp")
+    use_workqueue_threads()
+    assert numba.config.THREADING_LAYER == "omp"
+
+    seen = {}
+
+    def runner_thread() -> None:  # numba's thread count is per thread: test in one's own
+        limit_numba_threads(1.0)
+        seen["one"] = (numba.get_num_threads(), many_threads())
+        limit_numba_threads(10_000)
+        seen["many"] = numba.get_num_threads()
+
+    t = threading.Thread(target=runner_thread)
+    t.start()
+    t.join()
+    assert seen["one"] == (1, False)
+    assert seen["many"] == numba.config.NUMBA_NUM_THREADS

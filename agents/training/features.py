@@ -32,13 +32,12 @@ for bit.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from sichuan_env import hand_kernels as hk
-from sichuan_env.jit import njit, prange
+from sichuan_env.jit import many_threads, njit, prange
 from sichuan_env.observation import PLANES
 
 N_FEATURE_PLANES = 4
@@ -143,7 +142,6 @@ def _analysis_parallel(tab, tables, obs, out):
 
 
 _PARALLEL_FROM = 256  # rows; only when numba has more than two threads (see observation)
-_PARALLEL = numba.config.NUMBA_NUM_THREADS > 2
 
 
 def analysis_planes(obs: np.ndarray, parallel: bool | None = None) -> np.ndarray:
@@ -156,7 +154,7 @@ def analysis_planes(obs: np.ndarray, parallel: bool | None = None) -> np.ndarray
     if obs.shape[0] == 0:
         return out
     if parallel is None:
-        parallel = _PARALLEL and obs.shape[0] >= _PARALLEL_FROM
+        parallel = many_threads() and obs.shape[0] >= _PARALLEL_FROM
     (_analysis_parallel if parallel else _analysis_serial)(hk.shanten_tables(), hk.hand_tables(),
                                                             obs, out)
     return out
