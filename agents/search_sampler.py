@@ -59,7 +59,7 @@ import numpy as np
 from agents.search_rollout import reopen_kernel
 from sichuan_env import engine
 from sichuan_env import engine_kernels as ek
-from sichuan_env.actions import HU, PUNG
+from sichuan_env.actions import DISCARD, HU, PUNG
 from sichuan_env.actions import MELDED_KONG as ACT_MELDED_KONG
 from sichuan_env.rules import Rules
 from sichuan_env.state import (
@@ -199,7 +199,11 @@ def _base(k: Known, rules: Rules, n: int) -> State:
     return st
 
 
-HAND_SAMPLING = ("uniform", "discards", "model", "shaped", "safe")
+HAND_SAMPLING = ("uniform", "discards", "model", "shaped", "safe", "explained")
+# hands=explained: deals drawn per sample kept, and the weight of a deal for each other
+# seat whose last discard the rules policy would not have made from the sampled hand
+EXPLAINED_DRAWS = 4
+EXPLAINED_MISS = 0.1
 # weight of a kind in a seat's sampled hand: discarded by it, one rank from its discard,
 # two ranks from one, other (see the module docstring)
 DISCARD_WEIGHTS = (0.61, 0.83, 1.06, 1.0)
@@ -266,6 +270,11 @@ def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int
     :class:`agents.hand_model.HandNet` to read (default: the shipped one)."""
     if hands not in HAND_SAMPLING:
         raise ValueError(f"unknown hand sampling {hands!r}; known: {', '.join(HAND_SAMPLING)}")
+    if hands == "explained":
+        pool = sample_states(view, i, mask, rules, EXPLAINED_DRAWS * n, rng, "discards")
+        w = explained_weights(pool, Known(view, i))
+        keys = np.log1p(-rng.random(w.size)) / w
+        return pool.take(np.sort(np.argsort(-keys, kind="stable")[:n]))
     k = Known(view, i)
     weight = None
     ready: dict[int, float] = {}
@@ -312,6 +321,40 @@ def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int
                       *engine.kernel_rule_args(rules1), *st.arrays())
     st.legal_action_mask[:] = engine.legal_mask(st)
     return st
+
+
+def explained_weights(st: State, k: Known) -> np.ndarray:
+    """(B,) weight of each sampled table: the product over the other seats still playing
+    that have discarded of 1 where :func:`explains_last_discard` and
+    :data:`EXPLAINED_MISS` where not."""
+    w = np.ones(st.batch_size)
+    for a in k.others:
+        if not k.hu[a] and k.river_len[a] > 0:
+            w *= np.where(explains_last_discard(st, k, a), 1.0, EXPLAINED_MISS)
+    return w
+
+
+def explains_last_discard(st: State, k: Known, a: int) -> np.ndarray:
+    """(B,) bool: whether the ``rules`` policy, holding seat ``a``'s hand in each table plus
+    the seat's last discard (the melds, rivers and void suits as they are now, the tile as
+    if just drawn), discards that tile."""
+    from agents.search_rollout import choose_actions
+
+    n = int(k.river_len[a])
+    d = int(k.river[a, n - 1])
+    before = st.copy()
+    before.hand[:, a, d] += 1
+    before.river_len[:, a] -= 1
+    before.live_discards[:, d] = np.maximum(before.live_discards[:, d] - 1, 0)
+    before.phase[:] = TURN
+    before.current[:] = a
+    before.active[:] = a
+    before.drawn_tile[:] = d  # as if just drawn: a complete hand would have won
+    before.after_pung[:] = False
+    before.claim_tile[:] = -1
+    ek.refresh_waits(*engine.kernel_rule_args(before.rules), *before.arrays())
+    before.legal_action_mask[:] = engine.legal_mask(before)
+    return choose_actions(before, np.arange(st.batch_size), "rules") == DISCARD + d
 
 
 def dead_kinds(k: Known, a: int) -> np.ndarray:

@@ -14,7 +14,10 @@ real seat is or is not ready), and the Brier score of the chance that the seat w
 each kind of its two playing suits (the share of samples waiting on it, against 1 where
 the real hand does); a constant chance (the overall rate) is the reference. Then, for the
 public facts ``hands=safe`` uses (:func:`agents.search_sampler.dead_kinds`), how many of
-the real waits fall on them, against the seat's other kinds.
+the real waits fall on them, against the seat's other kinds. Last, the share of those
+seats whose last discard the ``rules`` policy would have made from their real hand, and
+from their hands in the samples (what ``hands=explained`` weighs,
+:func:`agents.search_sampler.explains_last_discard`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,13 @@ sys.path.insert(0, str(HERE))
 
 import search_oracle as real_state  # noqa: E402  (the seat-view hook that sees the table)
 
-from agents.search_sampler import HAND_SAMPLING, Known, dead_kinds, sample_states  # noqa: E402
+from agents.search_sampler import (  # noqa: E402
+    HAND_SAMPLING,
+    Known,
+    dead_kinds,
+    explains_last_discard,
+    sample_states,
+)  # noqa: E402
 from sichuan_env.hands import batch_wait_mask  # noqa: E402
 from sichuan_env.rules import Rules, get_rules  # noqa: E402
 from sichuan_env.state import State  # noqa: E402
@@ -66,6 +75,9 @@ class _Probe(real_state.TurnProbe):
             own[np.asarray(known.river[a, :n], np.intp)] = True
             self.rows.append(dict(
                 real=_waits(real, a)[0], playing=int(real.void[0, a]) != SUIT_OF,
+                explained={"real": bool(explains_last_discard(real, known, a)[0]),
+                           **{h: float(explains_last_discard(s, known, a).mean())
+                              for h, s in sampled.items()}},
                 own=own, passed=dead_kinds(known, a) & ~own,
                 **{h: _waits(s, a) for h, s in sampled.items()}))
 
@@ -90,6 +102,8 @@ def summary(rows: list[dict[str, Any]], hands: list[str], head: str) -> str:
                        / max((r["playing"] & ~r["real"]).sum(), 1) for r in waiting])
         lines.append(f"kinds {name}: {on_waits:.3f} of a ready seat's waits, "
                      f"{off:.3f} of its other kinds")
+    lines.append("last discard explained by rules: " + ", ".join(
+        f"{h} {np.mean([r['explained'][h] for r in rows]):.3f}" for h in ["real", *hands]))
     return "\n".join(lines)
 
 

@@ -19,9 +19,11 @@ from agents.rules_bot import RulesAgent
 from agents.search import SearchAgent
 from agents.search_sampler import (
     DISCARD_WEIGHTS,
+    EXPLAINED_MISS,
     HAND_SAMPLING,
     Known,
     discard_weights,
+    explained_weights,
     sample_states,
 )
 from sichuan_env import engine, hands
@@ -337,6 +339,34 @@ def test_sampled_deals_are_legal(mil_positions, soft_positions, preset, how):
         _check_legal_samples(p, smp)
         phases.add(int(p.phase[0]))
     assert {VOID, TURN, CLAIM} <= phases
+
+
+def test_explained_weights_favour_the_hands_rules_bots_really_hold(mil_positions):
+    """``hands=explained``: the real hands of seats played by ``rules`` are explained (the
+    ``rules`` policy would have made their last discard from them) far more often than the
+    hands ``discards`` samples; each unexplained seat multiplies a deal's weight by
+    EXPLAINED_MISS."""
+    rng = np.random.default_rng(3)
+    real, sampled = [], []
+    for p in mil_positions[::5]:
+        if int(p.phase[0]) != TURN:
+            continue
+        seat = int(p.current[0])
+        view = seat_view(p, seat, [0])
+        k = Known(view, 0)
+        checked = [a for a in k.others if not k.hu[a] and k.river_len[a] > 0]
+        if not checked:
+            continue
+        misses = -np.log10(explained_weights(p.copy(), k)) / -np.log10(EXPLAINED_MISS)
+        assert np.allclose(misses, np.round(misses))
+        real.append(1 - misses[0] / len(checked))
+        smp = sample_states(view, 0, p.legal_action_mask[0], get_rules("mil"), 16, rng,
+                            "discards")
+        w = explained_weights(smp, k)
+        sampled.append(np.mean(1 + np.log10(w) / -np.log10(EXPLAINED_MISS) / len(checked)))
+    assert len(real) >= 20
+    assert np.mean(real) > 0.85
+    assert np.mean(sampled) < np.mean(real) - 0.2
 
 
 def _hide_differently(p: State, rng: np.random.Generator) -> State:
@@ -774,7 +804,8 @@ def test_discard_evidence_benchmark(capsys):
 def test_ready_evidence_benchmark(capsys):
     """The sampled hands with ``hands=shaped`` and ``safe`` are ready far more often than
     the even-weighted ones, more often where the real seat is ready; a ready seat almost
-    never waits on a kind of its own river; bad input is one line, exit 2."""
+    never waits on a kind of its own river; the ``rules`` policy would have made most real
+    last discards (``hands=explained``'s test); bad input is one line, exit 2."""
 
     import sichuan_env.driver as driver
 
@@ -793,6 +824,10 @@ def test_ready_evidence_benchmark(capsys):
     assert own[:5] == ["kinds", "in", "its", "own", "river:"]
     on_waits, on_others = (float(x) for x in re.findall(r"\d\.\d+", out[6]))
     assert on_waits < 0.05 < on_others
+    explained = dict(re.findall(r"(\w+) (\d\.\d+)", out[8].split(":", 1)[1]))
+    assert out[8].startswith("last discard explained by rules:")
+    assert set(explained) == {"real", "discards", "shaped", "safe"}
+    assert float(explained["real"]) > 0.8
     assert bench.main(["--deals", "0"]) == 2
     assert bench.main(["--hands", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
