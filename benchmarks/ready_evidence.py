@@ -75,7 +75,7 @@ class _Probe(real_state.TurnProbe):
             own[np.asarray(known.river[a, :n], np.intp)] = True
             self.rows.append(dict(
                 real=_waits(real, a)[0], playing=int(real.void[0, a]) != SUIT_OF,
-                explained={"real": bool(explains_last_discard(real, known, a)[0]),
+                last_discard={"real": bool(explains_last_discard(real, known, a)[0]),
                            **{h: float(explains_last_discard(s, known, a).mean())
                               for h, s in sampled.items()}},
                 own=own, passed=dead_kinds(known, a) & ~own,
@@ -103,7 +103,7 @@ def summary(rows: list[dict[str, Any]], hands: list[str], head: str) -> str:
         lines.append(f"kinds {name}: {on_waits:.3f} of a ready seat's waits, "
                      f"{off:.3f} of its other kinds")
     lines.append("last discard explained by rules: " + ", ".join(
-        f"{h} {np.mean([r['explained'][h] for r in rows]):.3f}" for h in ["real", *hands]))
+        f"{h} {np.mean([r['last_discard'][h] for r in rows]):.3f}" for h in ["real", *hands]))
     return "\n".join(lines)
 
 

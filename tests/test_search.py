@@ -811,23 +811,24 @@ def test_ready_evidence_benchmark(capsys):
 
     bench = _benchmark("ready_evidence")
     seat_view_before = driver.seat_view
-    assert bench.main(["--deals", "8", "--seed", "5", "--samples", "16"]) == 0
+    assert bench.main(["--deals", "8", "--seed", "5", "--samples", "16",
+                       "--hands", "discards,shaped,safe,explained"]) == 0
     assert driver.seat_view is seat_view_before
     out = capsys.readouterr().out.splitlines()
     assert int(out[1].split()[-3]) >= 100
     rate = {line.split()[0]: [float(x) for x in re.findall(r"\d\.\d+", line)[:3]]
-            for line in out[2:5]}
-    assert set(rate) == {"discards", "shaped", "safe"}
+            for line in out[2:6]}
+    assert set(rate) == {"discards", "shaped", "safe", "explained"}
     assert rate["discards"][0] < 0.1 and rate["shaped"][0] > 0.15 and rate["safe"][0] > 0.15
     assert rate["safe"][1] > rate["safe"][2] and rate["shaped"][1] > rate["shaped"][2]
-    own = out[6].split()
+    own = out[7].split()
     assert own[:5] == ["kinds", "in", "its", "own", "river:"]
-    on_waits, on_others = (float(x) for x in re.findall(r"\d\.\d+", out[6]))
+    on_waits, on_others = (float(x) for x in re.findall(r"\d\.\d+", out[7]))
     assert on_waits < 0.05 < on_others
-    explained = dict(re.findall(r"(\w+) (\d\.\d+)", out[8].split(":", 1)[1]))
-    assert out[8].startswith("last discard explained by rules:")
-    assert set(explained) == {"real", "discards", "shaped", "safe"}
-    assert float(explained["real"]) > 0.8
+    assert out[9].startswith("last discard explained by rules:")
+    explained = {h: float(x) for h, x in re.findall(r"(\w+) (\d\.\d+)", out[9].split(":")[1])}
+    assert set(explained) == {"real", "discards", "shaped", "safe", "explained"}
+    assert explained["real"] > 0.8 and explained["explained"] > explained["discards"]
     assert bench.main(["--deals", "0"]) == 2
     assert bench.main(["--hands", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
