@@ -33,7 +33,10 @@ With ``hands="model"`` the weights are a network's (:mod:`agents.hand_model`: th
 that an unseen copy of a kind is in the seat's hand, from the view); ``hands="shaped"``
 also makes a seat's sampled hand ready (:func:`make_ready`) with the network's chance
 that it is; ``hands="safe"`` too, with ready hands that wait on none of the seat's
-:func:`dead_kinds` (its own river's kinds and the tiles it let pass).
+:func:`dead_kinds` (its own river's kinds and the tiles it let pass). ``hands="explained"``
+draws :data:`EXPLAINED_DRAWS` times as many deals as ``"discards"`` and keeps ``n``, each
+with a chance in proportion to :func:`explained_weights` (whether the ``rules`` policy
+would have made each other seat's last discard from its sampled hand).
 
 A seat that has chosen its void suit but not yet shown it gets the suit with the fewest
 tiles in its sampled hand (ties: the lower suit); until it has discarded, one tile of

@@ -41,7 +41,7 @@ from agents.search_sampler import (  # noqa: E402
     dead_kinds,
     explains_last_discard,
     sample_states,
-)  # noqa: E402
+)
 from sichuan_env.hands import batch_wait_mask  # noqa: E402
 from sichuan_env.rules import Rules, get_rules  # noqa: E402
 from sichuan_env.state import State  # noqa: E402
@@ -76,8 +76,8 @@ class _Probe(real_state.TurnProbe):
             self.rows.append(dict(
                 real=_waits(real, a)[0], playing=int(real.void[0, a]) != SUIT_OF,
                 last_discard={"real": bool(explains_last_discard(real, known, a)[0]),
-                           **{h: float(explains_last_discard(s, known, a).mean())
-                              for h, s in sampled.items()}},
+                              **{h: float(explains_last_discard(s, known, a).mean())
+                                 for h, s in sampled.items()}},
                 own=own, passed=dead_kinds(known, a) & ~own,
                 **{h: _waits(s, a) for h, s in sampled.items()}))
 
