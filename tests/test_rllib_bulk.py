@@ -341,7 +341,8 @@ def test_bulk_metrics_log_only_what_the_windows_keep():
 
 def test_only_a_remote_runner_freezes_the_heap(monkeypatch):
     """gc.freeze (a full collection no longer scans Ray's and torch's objects) only in a
-    remote runner's own process (worker_index > 0), never in the driver's."""
+    remote runner's own process (worker_index > 0), never in the driver's; the remote
+    runner also takes numba's workqueue threads."""
     import gc
 
     from sichuan_env import rllib_bulk
@@ -356,5 +357,9 @@ def test_only_a_remote_runner_freezes_the_heap(monkeypatch):
 
     args = train.parse_args(["--backend", "rllib", "--env-runners", "1", "--tables", "2",
                              "--imitate", "none", "--device", "cpu", "--features", "raw"])
+    import numba
+
+    monkeypatch.setattr(numba.config, "THREADING_LAYER", "default")  # restored afterwards
     rllib_bulk.BulkEnvRunner(config=build_config(args), worker_index=1)
     assert calls == [1]
+    assert numba.config.THREADING_LAYER == "workqueue"  # no spinning OpenMP threads there
