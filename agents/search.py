@@ -38,9 +38,13 @@ sampled (``discards``, the default: weighted by their rivers,
 preset being played (the arena passes it), ``prior`` the prior (``rules`` or ``fitted``;
 ``fitted`` loads torch and the model), ``hu`` a Hu on another seat's tile: ``declare``
 (the default: the prior's choice, without search) or ``search`` (searched against passing
-and the other answers), ``threads`` how many of numba's threads play the play-outs (1, the
-default; the same choices on any number, the time per decision shorter where cores are
-free).
+and the other answers), ``departures`` a decision where the prior's choice departs from
+the rules bot's (Hu declared): ``search`` (the default: a candidate like any other) or
+``play`` (played without search: with ``prior=fitted``, the network's own departures --
+mostly Hu passed and kongs -- are kept, and the decisions where it agrees with ``rules``
+are searched as with the rules prior), ``threads`` how many of numba's threads play the
+play-outs (1, the default; the same choices on any number, the time per decision shorter
+where cores are free).
 
 Measure it against three ``rules`` bots in the duplicate arena, with its cost per decision::
 
@@ -87,6 +91,9 @@ HU_CHOICES = ("declare", "search")
 #: Priors: ``rules`` (the rules bot) or ``fitted`` (the shipped rollout-fitted network
 #: for the preset, docs/models.md). The prior's choice is candidate 0 and the default.
 PRIORS = ("rules", "fitted")
+#: What becomes of a decision where the prior's choice departs from the rules bot's (Hu
+#: declared): a candidate like any other (``search``) or played without search (``play``).
+DEPARTURES = ("search", "play")
 
 
 def pick_column(pts: np.ndarray, z: float) -> int:
@@ -115,7 +122,8 @@ class SearchAgent(BaseAgent):
     def __init__(self, seed: int | None = None, *, k: int = 256, top: int = 4,
                  rollout: str = "rules", rollouts: int | None = None, z: float = 1.0,
                  rules: str | Rules | None = "mil", hands: str = "discards",
-                 prior: str = "rules", hu: str = "declare", threads: int = 1) -> None:
+                 prior: str = "rules", hu: str = "declare", departures: str = "search",
+                 threads: int = 1) -> None:
         self.k = _positive_int("k", k)
         self.top = _positive_int("top", top)
         if rollout not in ROLLOUT_POLICIES:
@@ -144,6 +152,10 @@ class SearchAgent(BaseAgent):
         if hu not in HU_CHOICES:
             raise ValueError(f"unknown hu choice {hu!r}; known: {', '.join(HU_CHOICES)}")
         self.hu = hu
+        if departures not in DEPARTURES:
+            raise ValueError(f"unknown departures choice {departures!r}; known: "
+                             f"{', '.join(DEPARTURES)}")
+        self.departures = departures
         self.threads = engine.check_threads(threads)
         self.bot = RulesAgent(seed)  # orders the candidates (and is the prior for "rules")
         self.prior: Any = self.bot
@@ -214,14 +226,14 @@ class SearchAgent(BaseAgent):
         masks = np.asarray(masks, bool)
         n = masks.shape[0]
         bot = self.bot.act_batch(views, masks)
-        prior = bot if self.prior is self.bot else self.prior.act_batch(views, masks)
         hu = masks[:, HU]
-        if self.prior is self.bot:  # the rules prior always declares a legal Hu
-            prior = np.where(hu, HU, prior)
+        bot_hu = np.where(hu, HU, bot)  # the rules prior always declares a legal Hu
+        prior = bot_hu if self.prior is self.bot else self.prior.act_batch(views, masks)
         # (the fitted prior decides Hu or pass itself: it was fitted to play-outs of both)
         out = prior.copy()
         searched_hu = hu & (views.phase != TURN) if self.hu == "search" else False
-        ask = np.flatnonzero((masks.sum(1) > 1) & (~hu | searched_hu))
+        kept = (prior != bot_hu) if self.departures == "play" else False
+        ask = np.flatnonzero((masks.sum(1) > 1) & (~hu | searched_hu) & ~kept)
         self.decisions += n
         if ask.size:
             cands = self.candidates(SeatView(*(f[ask] for f in views)), masks[ask], prior[ask],
@@ -284,6 +296,7 @@ class SearchAgent(BaseAgent):
         return (f"SearchAgent(k={self.k}, top={self.top}, rollout={self.rollout!r}, "
                 f"rollouts={self.rollouts}, z={self.z}, hands={self.hands!r}, "
                 f"rules={self.rules.preset!r}, prior={self.prior_name!r}, hu={self.hu!r}, "
+                f"departures={self.departures!r}, "
                 f"threads={self.threads}, seed={self.seed})")
 
 

@@ -32,7 +32,7 @@ from sichuan_env.agent import AgentSpecError, make_agent, validate_agent
 from sichuan_env.driver import choose
 from sichuan_env.rules import get_rules
 from sichuan_env.state import CLAIM, ROB, TURN, VOID, State
-from sichuan_env.view import seat_view
+from sichuan_env.view import SeatView, seat_view
 from sichuan_env.vocab import MELD_KIND_OF_CODE, MELD_TILES, SUIT_OF
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -568,6 +568,83 @@ def test_fitted_prior_candidates_add_the_rules_choice(mil_positions):
         assert int(bot[0]) in cand
 
 
+class _DepartingPrior:
+    """A prior that plays the rules bot's choice (Hu declared) except where the number of
+    legal actions is even: there it plays another legal action."""
+
+    def __init__(self) -> None:
+        self.bot = RulesAgent()
+
+    def act_batch(self, views, masks):
+        out = np.where(masks[:, HU], HU, self.bot.act_batch(views, masks))
+        for i in np.flatnonzero(masks.sum(1) % 2 == 0):
+            other = [a for a in np.flatnonzero(masks[i]) if a != out[i]]
+            if other:
+                out[i] = other[-1]
+        return out
+
+    def reset(self) -> None:
+        self.bot.reset()
+
+
+def test_departures_play_keeps_the_priors_departures_without_search(mil_positions):
+    """``departures=play``: where the prior departs from the rules bot (Hu declared) its
+    choice is played without play-outs; elsewhere the agent chooses exactly as the rules
+    prior's search does, with the same samples."""
+    ps = [p for p in mil_positions if p.legal_action_mask[0].sum() > 1]
+    views = [seat_view(p, int(p.current[0]), [0]) for p in ps]
+    stub = _DepartingPrior()
+    departed = agreed = 0
+    for p, v in zip(ps, views, strict=True):
+        m = p.legal_action_mask
+        keep = SearchAgent(seed=3, k=8, departures="play")
+        keep.prior = stub
+        plain = SearchAgent(seed=3, k=8)
+        want = stub.act_batch(v, m)[0]
+        got = keep.act_batch(v, m)[0]
+        if want != np.where(m[0, HU], HU, plain.bot.act_batch(v, m)[0]):
+            departed += 1
+            assert got == want and keep.playouts == 0
+        else:
+            agreed += 1
+            assert got == plain.act_batch(v, m)[0]
+            assert keep.playouts == plain.playouts and keep.searched == plain.searched
+    assert departed >= 10 and agreed >= 10
+    # a batch of both kinds: the departing rows are kept, the others searched
+    keep = SearchAgent(seed=3, k=8, departures="play")
+    keep.prior = stub
+    rows = list(range(24))
+    m = np.concatenate([ps[i].legal_action_mask for i in rows])
+    v = SeatView(*(np.concatenate(f) for f in zip(*(views[i] for i in rows), strict=True)))
+    want = stub.act_batch(v, m)
+    got = keep.act_batch(v, m)
+    odd = m.sum(1) % 2 == 1
+    assert (got[~odd] == want[~odd]).all() and m[np.arange(len(rows)), got].all()
+    assert 0 < keep.searched <= odd.sum() and (~odd).any()
+
+
+def test_departures_play_with_the_fitted_prior(mil_positions):
+    """With the shipped ``fitted`` network as prior, ``departures=play`` chooses as the
+    network wherever it departs from ``rules`` and as the rules-prior search elsewhere."""
+    agent = SearchAgent(seed=5, k=4, prior="fitted", departures="play")
+    plain = SearchAgent(seed=5, k=4)
+    same = 0
+    for p in mil_positions[::2]:
+        m = p.legal_action_mask
+        v = seat_view(p, int(p.current[0]), [0])
+        net = agent.prior.act_batch(v, m)[0]
+        bot = HU if m[0, HU] else agent.bot.act_batch(v, m)[0]
+        agent.rng = np.random.default_rng(11)
+        plain.rng = np.random.default_rng(11)
+        got = agent.act_batch(v, m)[0]
+        if net != bot:
+            assert got == net
+        else:
+            same += 1
+            assert got == plain.act_batch(v, m)[0]
+    assert same >= 20
+
+
 def test_void_suit_discards_come_first_without_strict_void(soft_positions):
     """Under mahjongsoft (no strict_void) a seat holding a tile of its void suit may
     discard any tile, but search lists only void-suit discards (past the prior's and the
@@ -617,6 +694,7 @@ def test_rollout_budget_lowers_samples():
     ("search?depth=3", "unexpected keyword argument 'depth'"),
     ("search?prior=nope", "unknown prior 'nope'; known: rules, fitted"),
     ("search?hu=maybe", "unknown hu choice 'maybe'; known: declare, search"),
+    ("search?departures=x", "unknown departures choice 'x'; known: search, play"),
     ("search?threads=0", "threads must be an integer in 1.."),
 ])
 def test_bad_options(spec, words, capsys):
