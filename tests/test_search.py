@@ -348,7 +348,7 @@ def test_explained_weights_favour_the_hands_rules_bots_really_hold(mil_positions
     EXPLAINED_MISS."""
     rng = np.random.default_rng(3)
     real, sampled = [], []
-    for p in mil_positions[::5]:
+    for p in mil_positions[::10]:
         if int(p.phase[0]) != TURN:
             continue
         seat = int(p.current[0])
@@ -591,7 +591,7 @@ def test_departures_play_keeps_the_priors_departures_without_search(mil_position
     """``departures=play``: where the prior departs from the rules bot (Hu declared) its
     choice is played without play-outs; elsewhere the agent chooses exactly as the rules
     prior's search does, with the same samples."""
-    ps = [p for p in mil_positions if p.legal_action_mask[0].sum() > 1]
+    ps = [p for p in mil_positions if p.legal_action_mask[0].sum() > 1][::6]
     views = [seat_view(p, int(p.current[0]), [0]) for p in ps]
     stub = _DepartingPrior()
     departed = agreed = 0
@@ -629,7 +629,7 @@ def test_departures_play_with_the_fitted_prior(mil_positions):
     agent = SearchAgent(seed=5, k=4, prior="fitted", departures="play")
     plain = SearchAgent(seed=5, k=4)
     same = 0
-    for p in mil_positions[::2]:
+    for p in mil_positions[::10]:
         m = p.legal_action_mask
         v = seat_view(p, int(p.current[0]), [0])
         net = agent.prior.act_batch(v, m)[0]
