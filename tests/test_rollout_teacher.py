@@ -137,6 +137,24 @@ def test_generate_samples_match_plain_play_and_the_network_input():
         np.testing.assert_array_equal(data[k], again[k])
 
 
+@pytest.mark.parametrize("preset", ["mil", "mahjongsoft"])
+def test_compiled_play_outs_give_the_python_bots_samples(preset):
+    """The rules bot's compiled copy playing the deals and the play-outs gives every
+    sample, candidate and return that the Python bot gives."""
+    args = dict(deals=8, seed=4, rules=preset, sample_prob=0.5, claim_prob=1.0,
+                void_prob=1.0, tables=4, batch=64)
+    python, compiled = generate(**args), generate(**args, compiled=True)
+    assert python["returns"].shape[0] > 50
+    for k in python:
+        np.testing.assert_array_equal(python[k], compiled[k])
+
+
+def test_compiled_play_outs_take_no_other_player():
+    from agents.greedy import GreedyAgent
+    with pytest.raises(ValueError, match="give no player"):
+        generate(deals=1, seed=1, compiled=True, player=GreedyAgent())
+
+
 def test_another_player_plays_the_deals_and_the_advice_stays_the_bots():
     """With ``player``, column 0 is the player's choice (here greedy's) and the advice
     planes hold the rules bot's choice for the same decision."""
@@ -286,6 +304,7 @@ def test_decision_kinds_follow_phase_and_mask():
     (["--deals", "0", "--out", "x.npz"], "--deals must be >= 1"),
     (["--sample-prob", "1.5", "--out", "x.npz"], "--sample-prob"),
     (["--player", "nobody", "--deals", "1", "--out", "x.npz"], "--player: unknown agent"),
+    (["--player", "fitted", "--compiled", "--out", "x.npz"], "--compiled plays the rules"),
 ])
 def test_teacher_cli_errors_are_one_line(argv, text, capsys):
     assert teacher_main(argv) == 2
