@@ -167,6 +167,10 @@ class SearchAgent(BaseAgent):
         self.searched = 0  # decisions that ran play-outs
         self.playouts = 0
         self.seconds = 0.0  # wall-clock time spent in act_batch
+        #: called as ``on_values(row, candidates, mean_points)`` for every searched row
+        #: of ``act_batch`` (the candidates' mean points for the seat over the samples;
+        #: training data for a network, ``agents.training.search_teacher``)
+        self.on_values: Any = None
         self.cpu_seconds = 0.0  # CPU time of the process spent in act_batch
 
     # ------------------------------------------------------------------ candidates
@@ -280,6 +284,8 @@ class SearchAgent(BaseAgent):
             me = int(views.seat[i])
             pts = scores[off:off + k * len(cand), me].reshape(k, len(cand)).astype(np.float64)
             out[i] = cand[self.pick(pts)]
+            if self.on_values is not None:
+                self.on_values(i, cand, pts.mean(0))
         self.searched += len(jobs)
         self.playouts += size
 

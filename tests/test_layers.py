@@ -141,7 +141,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("training pipelines", {"agents.training.imitation", "agents.training.rollout_teacher",
                             "agents.training.distill", "agents.training.export_model",
                             "agents.training.cluster", "agents.training.finetune",
-                            "agents.training.improve",
+                            "agents.training.improve", "agents.training.search_teacher",
                             "agents.training.rllib_train"}),
     ("train.py", {"train"}),
 ]

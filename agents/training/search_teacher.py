@@ -1,0 +1,137 @@
+"""Search comparisons: the search agent's values of its candidates, as training data.
+
+Four rules bots (the compiled copy, ``agents.search_rollout``) play deals. At a sample of
+the own-turn decisions with a choice (discards and kongs; a legal Hu is the bot's without
+search), the ``search`` agent with the rules prior values its candidates from the seat's
+view alone: ``k`` deals of the hidden tiles sampled, every candidate played out on each
+with ``rules`` play-outs. A sample stores the decider's network input (as
+:mod:`agents.training.rollout_teacher` builds it), its mask, the candidates (column 0 the
+bot's choice) and each candidate's *mean* points for the seat over the ``k`` samples,
+in the rollout shards' format, so that ``agents.training.distill`` fits a network to
+them. (The means are the points of the whole deal: the same offset for every candidate
+of a sample, which the fit's centring removes.)
+
+Where a rollout comparison is one play-out of the real table (unbiased, a standard
+deviation of 3-6 points), a search comparison averages ``k`` play-outs of sampled tables:
+far less noise, but valued on the sampler's guess of the hidden hands. Fitting a network
+to the search's values is one step of expert iteration; held-out *rollout* shards tell,
+without that bias, what the fitted choices win.
+
+    python -m agents.training.search_teacher --deals 200 --seed 1600 --out runs/st/s1600.npz
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.search import SearchAgent
+from agents.search_rollout import choose_actions
+from agents.training.advice import advice_planes
+from agents.training.features import augment
+from agents.training.rollout_teacher import MAX_CANDIDATES
+from sichuan_env import engine
+from sichuan_env.actions import HU
+from sichuan_env.observation import planes_from_view
+from sichuan_env.rules import get_rules
+from sichuan_env.state import TURN
+from sichuan_env.view import seat_view
+
+
+def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.25,
+             k: int = 128, tables: int = 64, log: Any = None) -> dict[str, np.ndarray]:
+    """Search comparisons from ``deals`` deals (seeds ``seed * 10**7 + i``) of four rules
+    bots: each own-turn decision with a choice and no legal Hu is sampled with
+    ``sample_prob`` and valued by ``search?k=K`` (the rules prior, its default
+    candidates, sampling and play-outs; its random generator seeded by ``seed``)."""
+    preset = get_rules(rules)
+    rng = np.random.default_rng(seed)
+    agent = SearchAgent(seed=seed, k=k, rules=preset)
+    planes, masks, cands, returns, advice, phases = [], [], [], [], [], []
+    got: dict[int, tuple[list[int], np.ndarray]] = {}  # row -> candidates, mean points
+    agent.on_values = lambda i, c, v: got.__setitem__(i, (c, v))
+    started = time.time()
+    done_deals = 0
+    for lo in range(0, deals, tables):
+        seeds = np.arange(lo, min(deals, lo + tables), dtype=np.int64) + seed * 10**7
+        st = engine.reset(seeds, preset)
+        while not st.done.all():
+            live = np.flatnonzero(~st.done)
+            acts = np.zeros(st.batch_size, np.int64)
+            acts[live] = choose_actions(st, live, "rules")
+            m = st.legal_action_mask[live]
+            want = (st.phase[live] == TURN) & ~m[:, HU] & (m.sum(1) > 1)
+            pick = live[want & (rng.random(live.size) < sample_prob)]
+            if pick.size:
+                seats = st.current[pick].astype(np.intp)
+                view = seat_view(st, seats, pick)
+                mk = st.legal_action_mask[pick]
+                got.clear()
+                agent.act_batch(view, mk)
+                rows = np.array(sorted(got), np.intp)
+                if rows.size:
+                    sub = seat_view(st, seats[rows], pick[rows])
+                    x = augment(planes_from_view(sub, preset))
+                    x = np.concatenate([x, advice_planes(acts[pick[rows]])], axis=1)
+                    c = np.full((rows.size, MAX_CANDIDATES), -1, np.int16)
+                    r = np.full((rows.size, MAX_CANDIDATES), np.nan, np.float32)
+                    for j, i in enumerate(rows.tolist()):
+                        cand, val = got[i]
+                        n = min(len(cand), MAX_CANDIDATES)
+                        c[j, :n] = cand[:n]
+                        r[j, :n] = val[:n]
+                    planes.append(x.astype(np.float16))
+                    masks.append(mk[rows])
+                    cands.append(c)
+                    returns.append(r)
+                    advice.append(acts[pick[rows]].astype(np.int16))
+                    phases.append(st.phase[pick[rows]].copy())
+            engine.step(st, acts, inplace=True)
+        done_deals += seeds.size
+        if log is not None:
+            n = sum(len(a) for a in advice)
+            log(f"{done_deals} deals, {n} samples, {time.time() - started:.0f} s")
+    # meta as rollout shards have it (seed, deals, sampling chances x 1e6, discards); the
+    # claim and void chances are given as 1e-6 (this teacher samples own turns only),
+    # so that distill.load_shards' weights stay finite
+    return {
+        "planes": np.concatenate(planes), "masks": np.concatenate(masks),
+        "candidates": np.concatenate(cands), "returns": np.concatenate(returns),
+        "advice": np.concatenate(advice), "phase": np.concatenate(phases),
+        "meta": np.array([seed, deals, int(sample_prob * 1e6), 1, 1, agent.top], np.int64),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--deals", type=int, default=200)
+    p.add_argument("--seed", type=int, default=1600)
+    p.add_argument("--rules", default="mil")
+    p.add_argument("--sample-prob", type=float, default=0.25)
+    p.add_argument("--k", type=int, default=128, help="sampled deals per decision")
+    p.add_argument("--out", required=True)
+    a = p.parse_args(argv)
+    if a.deals < 1 or not 0 < a.sample_prob <= 1 or a.k < 2:
+        print("search_teacher: --deals must be >= 1, --sample-prob in (0, 1], --k >= 2",
+              file=sys.stderr)
+        return 2
+    try:
+        get_rules(a.rules)
+    except ValueError as err:
+        print(f"search_teacher: --rules: {str(err).splitlines()[0]}", file=sys.stderr)
+        return 2
+    data = generate(a.deals, a.seed, a.rules, a.sample_prob, a.k,
+                    log=lambda s: print(s, flush=True))
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(a.out, **data)
+    print(f"wrote {a.out}: {data['returns'].shape[0]} samples")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
