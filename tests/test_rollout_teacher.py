@@ -321,3 +321,47 @@ def test_distill_cli_errors_are_one_line(tmp_path, capsys, planted):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--val" in err[0]
 
+
+
+def _anchor_change(model_path, anchor_path) -> float:
+    """Mean squared change of the legal logits on the anchor decisions from the shipped
+    model's."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.training.distill import actor_logits
+
+    d = np.load(anchor_path)
+    obs = torch.as_tensor(d["planes"][:512].astype(np.float32))
+    m = d["masks"][:512]
+    with torch.no_grad():
+        got = actor_logits(MaskablePPO.load(model_path, device="cpu").policy, obs).numpy()
+        was = actor_logits(MaskablePPO.load(SHIPPED_MODEL, device="cpu").policy, obs).numpy()
+    return float(((got - was) ** 2)[m].mean())
+
+
+def test_anchor_decisions_keep_the_start_models_logits(planted, tmp_path, capsys):
+    """Fitted to discard comparisons only, the model's logits on decisions of another kind
+    (the anchor: void choices) move far less with the anchor than without, and the
+    planted improvement is still found."""
+    anchor = _planted_shards(tmp_path, VOID_TILE + 2, VOID_TILE + 11, VOID)[0]
+    change = {}
+    for weight in ("0", "10"):
+        out = tmp_path / f"fit_{weight}.zip"
+        rc = distill_main([*planted, "--val", "1", "--epochs", "2", "--lr", "1e-3",
+                           "--init", str(SHIPPED_MODEL), "--anchor", anchor,
+                           "--anchor-weight", weight, "--out", str(out)])
+        assert rc == 0
+        lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("epoch")]
+        assert eval(lines[-1].split(": ", 1)[1])["gain"] > 1.0
+        change[weight] = _anchor_change(out, anchor)
+    assert change["0"] > 0.01
+    assert change["10"] < 0.25 * change["0"]
+
+
+def test_distill_rejects_an_unknown_anchor_kind(planted, tmp_path, capsys):
+    rc = distill_main([*planted, "--anchor", planted[0], "--anchor-kinds", "void,nope",
+                       "--out", str(tmp_path / "x.zip")])
+    assert rc == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--anchor-kinds: unknown kind 'nope'" in err[0]

@@ -109,10 +109,15 @@ def fit(model: Any, data: dict[str, np.ndarray], train: np.ndarray, val: np.ndar
         epochs: int = 3, lr: float = 1e-4, batch: int = 512, margin: float = 0.0,
         discard_margin: float | None = None, void_margin: float | None = None,
         mass_weight: float = 1.0, seed: int = 0, log: Any = print,
-        after_epoch: Any = None) -> list[dict[str, Any]]:
+        after_epoch: Any = None, anchor: dict[str, np.ndarray] | None = None,
+        anchor_weight: float = 1.0) -> list[dict[str, Any]]:
     """Fit the actor of ``model`` (a loaded MaskablePPO) in place; the held-out gain after
     each epoch (and before the first, epoch 0). ``after_epoch(epoch)`` is called after
-    each epoch's evaluation (e.g. to save the model as it is then)."""
+    each epoch's evaluation (e.g. to save the model as it is then). ``anchor``: decisions
+    (``planes``, ``masks``) with no comparisons, where the model's legal logits are held
+    near the start model's (``anchor_weight`` times their mean squared change, on a batch
+    of them per step): comparisons of some decision kinds only then leave the others'
+    choices as they were."""
     import torch
 
     torch.manual_seed(seed)
@@ -131,6 +136,9 @@ def fit(model: Any, data: dict[str, np.ndarray], train: np.ndarray, val: np.ndar
     void_choice = (cand_all >= VOID_TILE) & (cand_all < KONG)  # set-aside tile or suit
     m = np.where(void_choice, margin if void_margin is None else void_margin, m)
     target_all = ret_all - m * other
+    start_logits = None
+    if anchor is not None:
+        start_logits = anchor_targets(model, anchor)
     history = [dict(epoch=0, **evaluate(model, data, val))]
     log(f"epoch 0: {history[-1]}")
     for ep in range(1, epochs + 1):
@@ -155,6 +163,13 @@ def fit(model: Any, data: dict[str, np.ndarray], train: np.ndarray, val: np.ndar
             lse_all = torch.logsumexp(masked, 1)
             lse_c = torch.logsumexp(lc.masked_fill(~have, -1e9), 1)
             loss = reg.mean() + mass_weight * (lse_all - lse_c).mean()
+            if start_logits is not None:
+                a = np.sort(rng.choice(start_logits.shape[0], size=min(
+                    batch, start_logits.shape[0]), replace=False))
+                a_obs = torch.as_tensor(anchor["planes"][a].astype(np.float32))
+                a_mask = torch.as_tensor(anchor["masks"][a])
+                moved = (actor_logits(policy, a_obs) - torch.as_tensor(start_logits[a])) ** 2
+                loss = loss + anchor_weight * (moved * a_mask).sum() / a_mask.sum().clamp(min=1)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -169,6 +184,19 @@ def fit(model: Any, data: dict[str, np.ndarray], train: np.ndarray, val: np.ndar
             policy.set_training_mode(True)
     policy.set_training_mode(False)
     return history
+
+
+def anchor_targets(model: Any, anchor: dict[str, np.ndarray], batch: int = 4096
+                   ) -> np.ndarray:
+    """(N, 88) the model's logits on the anchor decisions, before the fit moves it."""
+    import torch
+
+    out = np.empty((anchor["masks"].shape[0], anchor["masks"].shape[1]), np.float32)
+    with torch.no_grad():
+        for lo in range(0, out.shape[0], batch):
+            obs = torch.as_tensor(anchor["planes"][lo:lo + batch].astype(np.float32))
+            out[lo:lo + obs.shape[0]] = actor_logits(model.policy, obs).numpy()
+    return out
 
 
 def evaluate(model: Any, data: dict[str, np.ndarray], rows: np.ndarray,
@@ -223,16 +251,30 @@ def main(argv: list[str] | None = None) -> int:
                    help="the margin for another void suit (default --margin)")
     p.add_argument("--mass-weight", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--anchor", nargs="+", default=[],
+                   help="shards whose decisions only hold the model's logits near the "
+                        "start's (their comparisons unused)")
+    p.add_argument("--anchor-weight", type=float, default=1.0)
+    p.add_argument("--anchor-kinds", default=",".join(DECISION_KINDS),
+                   help="the decision kinds of the anchor shards used (comma-separated; "
+                        f"of {', '.join(DECISION_KINDS)})")
     p.add_argument("--save-each-epoch", action="store_true",
                    help="also save the model after every epoch as OUT_epN.zip")
     a = p.parse_args(argv)
-    missing = [s for s in a.shards if not Path(s).exists()]
+    missing = [s for s in [*a.shards, *a.anchor] if not Path(s).exists()]
     if missing or not Path(a.init).exists():
         print(f"distill: no such file: {(missing or [a.init])[0]}", file=sys.stderr)
         return 2
-    if not 0 < a.val < len(a.shards) or a.epochs < 0 or a.lr <= 0 or a.batch < 1:
+    kinds = a.anchor_kinds.split(",")
+    if set(kinds) - set(DECISION_KINDS):
+        bad = sorted(set(kinds) - set(DECISION_KINDS))[0]
+        print(f"distill: --anchor-kinds: unknown kind {bad!r}; known: "
+              f"{', '.join(DECISION_KINDS)}", file=sys.stderr)
+        return 2
+    if not 0 < a.val < len(a.shards) or a.epochs < 0 or a.lr <= 0 or a.batch < 1 or \
+            a.anchor_weight < 0:
         print("distill: --val must leave shards to train on (0 < val < shards), --epochs >= 0,"
-              " --lr > 0, --batch >= 1", file=sys.stderr)
+              " --lr > 0, --batch >= 1, --anchor-weight >= 0", file=sys.stderr)
         return 2
     import torch
 
@@ -244,6 +286,13 @@ def main(argv: list[str] | None = None) -> int:
     val = np.flatnonzero(data["shard"] >= n_shards - a.val)
     train = np.flatnonzero(data["shard"] < n_shards - a.val)
     print(f"{train.size} training samples, {val.size} held out", flush=True)
+    anchor = None
+    if a.anchor:
+        anchor = load_shards(sorted(a.anchor))
+        use = np.isin(decision_kind(anchor["phase"], anchor["masks"]),
+                      [DECISION_KINDS.index(k) for k in kinds])
+        anchor = {"planes": anchor["planes"][use], "masks": anchor["masks"][use]}
+        print(f"{anchor['masks'].shape[0]} anchor decisions", flush=True)
     model = load_model(a.init, device="cpu")
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -256,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     fit(model, data, train, val, epochs=a.epochs, lr=a.lr, batch=a.batch, margin=a.margin,
         discard_margin=a.discard_margin, void_margin=a.void_margin,
         mass_weight=a.mass_weight, seed=a.seed, log=lambda s: print(s, flush=True),
-        after_epoch=save_epoch if a.save_each_epoch else None)
+        after_epoch=save_epoch if a.save_each_epoch else None, anchor=anchor,
+        anchor_weight=a.anchor_weight)
     model.save(a.out)
     print(f"wrote {a.out}")
     return 0
