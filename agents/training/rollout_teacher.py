@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +48,9 @@ from sichuan_env import engine
 from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_SUIT, VOID_TILE
 from sichuan_env.driver import choose, play_until_learner
 from sichuan_env.observation import planes_from_view
-from sichuan_env.rules import get_rules
+from sichuan_env.rules import Rules, get_rules
 from sichuan_env.state import TURN, VOID, State
-from sichuan_env.view import seat_view
+from sichuan_env.view import SeatView, seat_view
 from sichuan_env.vocab import SUIT_OF
 
 MAX_CANDIDATES = 6  # room per sample: the bot's choice, Hu, kongs, discards, void suits
@@ -173,6 +174,36 @@ class _Pending:
         self.__init__()
 
 
+def deal_steps(deals: int, seed: int, rules: Rules, tables: int,
+               policy: Callable[[State, np.ndarray], np.ndarray],
+               batch_done: Callable[[int], None] | None = None
+               ) -> Iterator[tuple[State, np.ndarray, np.ndarray]]:
+    """Play ``deals`` deals (seeds ``seed * 10**7 + i``), ``tables`` at a time, with
+    ``policy(state, live_rows)`` choosing every seat's action. Before each step yields
+    the state, its unfinished rows and the (B,) actions about to be played, for the
+    caller to read; ``batch_done(deals_done)`` after each batch of tables."""
+    done_deals = 0
+    for lo in range(0, deals, tables):
+        seeds = np.arange(lo, min(deals, lo + tables), dtype=np.int64) + seed * 10**7
+        st = engine.reset(seeds, rules)
+        while not st.done.all():
+            live = np.flatnonzero(~st.done)
+            acts = np.zeros(st.batch_size, np.int64)
+            acts[live] = policy(st, live)
+            yield st, live, acts
+            engine.step(st, acts, inplace=True)
+        done_deals += seeds.size
+        if batch_done is not None:
+            batch_done(done_deals)
+
+
+def network_input(view: SeatView, rules: Rules, advised: np.ndarray) -> np.ndarray:
+    """(N, 89, 27) float16: the decider's network input, as :class:`agents.ppo.PPOAgent`
+    builds it (observation and analysis planes, the advice planes of ``advised``)."""
+    x = augment(planes_from_view(view, rules))
+    return np.concatenate([x, advice_planes(advised)], axis=1).astype(np.float16)
+
+
 def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.06,
              claim_prob: float = 0.5, void_prob: float = 0.05, tables: int = 256,
              discards: int = 3, batch: int = 2048, log: Any = None,
@@ -196,45 +227,40 @@ def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.0
     returns: list[np.ndarray] = []
     pending = _Pending()
     started = time.time()
-    done_deals = 0
-    for lo in range(0, deals, tables):
-        seeds = np.arange(lo, min(deals, lo + tables), dtype=np.int64) + seed * 10**7
-        st = engine.reset(seeds, preset)
-        while not st.done.all():
-            live = np.flatnonzero(~st.done)
-            acts = np.zeros(st.batch_size, np.int64)
-            acts[live] = (choose_actions(st, live, "rules") if compiled
-                          else choose(st, live, [player]))
-            m = st.legal_action_mask[live]
-            prob = sample_probability(st.phase[live], m, sample_prob, claim_prob, void_prob)
-            pick = live[(m.sum(1) > 1) & (rng.random(live.size) < prob)]
-            if pick.size:
-                seats = st.current[pick].astype(np.intp)
-                view = seat_view(st, seats, pick)
-                seen = Seen(view)
-                mk = st.legal_action_mask[pick]
-                cand = candidate_actions(bot, seen, mk, acts[pick], discards)
-                keep = (cand >= 0).sum(1) > 1
-                if keep.any():
-                    pick, seats, cand, mk = pick[keep], seats[keep], cand[keep], mk[keep]
-                    view = seat_view(st, seats, pick)
-                    advised = acts[pick] if player is bot else choose(st, pick, [bot])
-                    x = augment(planes_from_view(view, preset))
-                    x = np.concatenate([x, advice_planes(advised)], axis=1)
-                    pending.add(st, pick, seats, cand, len(returns))
-                    for _ in range(pick.size):
-                        returns.append(np.full(MAX_CANDIDATES, np.nan, np.float32))
-                    planes.append(x.astype(np.float16))
-                    masks.append(mk)
-                    cands.append(cand.astype(np.int16))
-                    advice.append(advised.astype(np.int16))
-                    phases.append(st.phase[pick].copy())
-                    if pending.size >= batch:
-                        pending.run(player, returns, compiled)
-            engine.step(st, acts, inplace=True)
-        done_deals += seeds.size
+
+    def policy(st: State, live: np.ndarray) -> np.ndarray:
+        return choose_actions(st, live, "rules") if compiled else choose(st, live, [player])
+
+    def batch_done(done_deals: int) -> None:
         if log is not None:
             log(f"{done_deals} deals, {len(returns)} samples, {time.time() - started:.0f} s")
+
+    for st, live, acts in deal_steps(deals, seed, preset, tables, policy, batch_done):
+        m = st.legal_action_mask[live]
+        prob = sample_probability(st.phase[live], m, sample_prob, claim_prob, void_prob)
+        pick = live[(m.sum(1) > 1) & (rng.random(live.size) < prob)]
+        if pick.size:
+            seats = st.current[pick].astype(np.intp)
+            view = seat_view(st, seats, pick)
+            seen = Seen(view)
+            mk = st.legal_action_mask[pick]
+            cand = candidate_actions(bot, seen, mk, acts[pick], discards)
+            keep = (cand >= 0).sum(1) > 1
+            if keep.any():
+                pick, seats, cand, mk = pick[keep], seats[keep], cand[keep], mk[keep]
+                view = seat_view(st, seats, pick)
+                advised = acts[pick] if player is bot else choose(st, pick, [bot])
+                x = network_input(view, preset, advised)
+                pending.add(st, pick, seats, cand, len(returns))
+                for _ in range(pick.size):
+                    returns.append(np.full(MAX_CANDIDATES, np.nan, np.float32))
+                planes.append(x)
+                masks.append(mk)
+                cands.append(cand.astype(np.int16))
+                advice.append(advised.astype(np.int16))
+                phases.append(st.phase[pick].copy())
+                if pending.size >= batch:
+                    pending.run(player, returns, compiled)
     pending.run(player, returns, compiled)
     return {
         "planes": np.concatenate(planes), "masks": np.concatenate(masks),
@@ -282,10 +308,15 @@ def main(argv: list[str] | None = None) -> int:
     data = generate(a.deals, a.seed, a.rules, a.sample_prob, a.claim_prob, a.void_prob,
                     discards=a.discards, player=player, compiled=a.compiled,
                     log=lambda s: print(s, flush=True))
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(a.out, **data)
-    print(f"wrote {a.out}: {data['returns'].shape[0]} samples")
+    write_shard(a.out, data)
     return 0
+
+
+def write_shard(path: str, data: dict[str, np.ndarray]) -> None:
+    """Save a shard of comparisons (compressed ``.npz``, its folder made) and say so."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, **data)
+    print(f"wrote {path}: {data['returns'].shape[0]} samples")
 
 
 if __name__ == "__main__":

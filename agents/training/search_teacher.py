@@ -25,21 +25,21 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.search import SearchAgent
 from agents.search_rollout import choose_actions
-from agents.training.advice import advice_planes
-from agents.training.features import augment
-from agents.training.rollout_teacher import MAX_CANDIDATES
-from sichuan_env import engine
+from agents.training.rollout_teacher import (
+    MAX_CANDIDATES,
+    deal_steps,
+    network_input,
+    write_shard,
+)
 from sichuan_env.actions import HU
-from sichuan_env.observation import planes_from_view
 from sichuan_env.rules import get_rules
-from sichuan_env.state import TURN
+from sichuan_env.state import TURN, State
 from sichuan_env.view import seat_view
 
 
@@ -56,46 +56,42 @@ def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.2
     got: dict[int, tuple[list[int], np.ndarray]] = {}  # row -> candidates, mean points
     agent.on_values = lambda i, c, v: got.__setitem__(i, (c, v))
     started = time.time()
-    done_deals = 0
-    for lo in range(0, deals, tables):
-        seeds = np.arange(lo, min(deals, lo + tables), dtype=np.int64) + seed * 10**7
-        st = engine.reset(seeds, preset)
-        while not st.done.all():
-            live = np.flatnonzero(~st.done)
-            acts = np.zeros(st.batch_size, np.int64)
-            acts[live] = choose_actions(st, live, "rules")
-            m = st.legal_action_mask[live]
-            want = (st.phase[live] == TURN) & ~m[:, HU] & (m.sum(1) > 1)
-            pick = live[want & (rng.random(live.size) < sample_prob)]
-            if pick.size:
-                seats = st.current[pick].astype(np.intp)
-                view = seat_view(st, seats, pick)
-                mk = st.legal_action_mask[pick]
-                got.clear()
-                agent.act_batch(view, mk)
-                rows = np.array(sorted(got), np.intp)
-                if rows.size:
-                    sub = seat_view(st, seats[rows], pick[rows])
-                    x = augment(planes_from_view(sub, preset))
-                    x = np.concatenate([x, advice_planes(acts[pick[rows]])], axis=1)
-                    c = np.full((rows.size, MAX_CANDIDATES), -1, np.int16)
-                    r = np.full((rows.size, MAX_CANDIDATES), np.nan, np.float32)
-                    for j, i in enumerate(rows.tolist()):
-                        cand, val = got[i]
-                        n = min(len(cand), MAX_CANDIDATES)
-                        c[j, :n] = cand[:n]
-                        r[j, :n] = val[:n]
-                    planes.append(x.astype(np.float16))
-                    masks.append(mk[rows])
-                    cands.append(c)
-                    returns.append(r)
-                    advice.append(acts[pick[rows]].astype(np.int16))
-                    phases.append(st.phase[pick[rows]].copy())
-            engine.step(st, acts, inplace=True)
-        done_deals += seeds.size
+
+    def batch_done(done_deals: int) -> None:
         if log is not None:
             n = sum(len(a) for a in advice)
             log(f"{done_deals} deals, {n} samples, {time.time() - started:.0f} s")
+
+    def rules_bot(st: State, live: np.ndarray) -> np.ndarray:
+        return choose_actions(st, live, "rules")
+
+    for st, live, acts in deal_steps(deals, seed, preset, tables, rules_bot, batch_done):
+        m = st.legal_action_mask[live]
+        want = (st.phase[live] == TURN) & ~m[:, HU] & (m.sum(1) > 1)
+        pick = live[want & (rng.random(live.size) < sample_prob)]
+        if not pick.size:
+            continue
+        seats = st.current[pick].astype(np.intp)
+        mk = st.legal_action_mask[pick]
+        got.clear()
+        agent.act_batch(seat_view(st, seats, pick), mk)
+        rows = np.array(sorted(got), np.intp)
+        if not rows.size:
+            continue
+        advised = acts[pick[rows]]
+        planes.append(network_input(seat_view(st, seats[rows], pick[rows]), preset, advised))
+        c = np.full((rows.size, MAX_CANDIDATES), -1, np.int16)
+        r = np.full((rows.size, MAX_CANDIDATES), np.nan, np.float32)
+        for j, i in enumerate(rows.tolist()):
+            cand, val = got[i]
+            n = min(len(cand), MAX_CANDIDATES)
+            c[j, :n] = cand[:n]
+            r[j, :n] = val[:n]
+        masks.append(mk[rows])
+        cands.append(c)
+        returns.append(r)
+        advice.append(advised.astype(np.int16))
+        phases.append(st.phase[pick[rows]].copy())
     # meta as rollout shards have it (seed, deals, sampling chances x 1e6, discards); the
     # claim and void chances are given as 1e-6 (this teacher samples own turns only),
     # so that distill.load_shards' weights stay finite
@@ -127,9 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     data = generate(a.deals, a.seed, a.rules, a.sample_prob, a.k,
                     log=lambda s: print(s, flush=True))
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(a.out, **data)
-    print(f"wrote {a.out}: {data['returns'].shape[0]} samples")
+    write_shard(a.out, data)
     return 0
 
 
