@@ -15,7 +15,6 @@ import numpy as np
 
 from agents.training.features import augment
 from sichuan_env.agent import BaseAgent
-from sichuan_env.observation import planes_from_view
 from sichuan_env.rules import get_rules
 from sichuan_env.view import SeatView
 
@@ -142,11 +141,9 @@ class PPOAgent(BaseAgent):
 
     def advised_input(self, view: SeatView, masks: np.ndarray) -> np.ndarray:
         """Planes + analysis planes + the adviser's choice, from seat views."""
-        from agents.training.advice import advice_planes
+        from agents.training.advice import advised_planes
 
-        planes = augment(planes_from_view(view, self.rules))
-        return np.concatenate([planes, advice_planes(self.adviser.act_batch(view, masks))],
-                              axis=1)
+        return advised_planes(view, self.rules, self.adviser.act_batch(view, masks))
 
     def act_batch(self, observations: np.ndarray | SeatView, masks: np.ndarray) -> np.ndarray:
         m = np.asarray(masks).astype(bool, copy=False)

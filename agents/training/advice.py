@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.training.features import StatePlanesVecEnv
+from agents.training.features import StatePlanesVecEnv, augment
 from sichuan_env.actions import HU, KONG, MELDED_KONG, N_ACTIONS, PASS, PUNG, VOID_SUIT, VOID_TILE
+from sichuan_env.observation import planes_from_view
 from sichuan_env.vocab import N_KINDS
 
 N_ADVICE_PLANES = 7
@@ -91,3 +92,10 @@ class AdviceVecEnv(StatePlanesVecEnv):
 
     def planes_now(self) -> np.ndarray:
         return advice_planes(self.advice())
+
+
+def advised_planes(view: Any, rules: Any, advised: np.ndarray) -> np.ndarray:
+    """(N, 89, 27) float32: a network's input with advice -- the observation planes of the
+    seat views ``view``, their analysis planes and the advice planes of ``advised``."""
+    planes = augment(planes_from_view(view, rules))
+    return np.concatenate([planes, advice_planes(advised)], axis=1)

@@ -42,12 +42,10 @@ from agents.greedy import Seen, discard_shanten, isolation
 from agents.rules_bot import RulesAgent
 from agents.search_rollout import choose_actions
 from agents.search_rollout import play_out as compiled_play_out
-from agents.training.advice import advice_planes
-from agents.training.features import augment
+from agents.training.advice import advised_planes
 from sichuan_env import engine
 from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_SUIT, VOID_TILE
 from sichuan_env.driver import choose, play_until_learner
-from sichuan_env.observation import planes_from_view
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.state import TURN, VOID, State
 from sichuan_env.view import SeatView, seat_view
@@ -200,8 +198,7 @@ def deal_steps(deals: int, seed: int, rules: Rules, tables: int,
 def network_input(view: SeatView, rules: Rules, advised: np.ndarray) -> np.ndarray:
     """(N, 89, 27) float16: the decider's network input, as :class:`agents.ppo.PPOAgent`
     builds it (observation and analysis planes, the advice planes of ``advised``)."""
-    x = augment(planes_from_view(view, rules))
-    return np.concatenate([x, advice_planes(advised)], axis=1).astype(np.float16)
+    return advised_planes(view, rules, advised).astype(np.float16)
 
 
 def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.06,
