@@ -268,6 +268,13 @@ def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.0
     }
 
 
+def write_shard(path: str, data: dict[str, np.ndarray]) -> None:
+    """Save a shard of comparisons (compressed ``.npz``, its folder made) and say so."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, **data)
+    print(f"wrote {path}: {data['returns'].shape[0]} samples")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--deals", type=int, default=2000)
@@ -307,13 +314,6 @@ def main(argv: list[str] | None = None) -> int:
                     log=lambda s: print(s, flush=True))
     write_shard(a.out, data)
     return 0
-
-
-def write_shard(path: str, data: dict[str, np.ndarray]) -> None:
-    """Save a shard of comparisons (compressed ``.npz``, its folder made) and say so."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, **data)
-    print(f"wrote {path}: {data['returns'].shape[0]} samples")
 
 
 if __name__ == "__main__":
