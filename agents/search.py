@@ -18,7 +18,8 @@ At a decision with a real choice the agent
    deterministic -- or, for ``random``, seeded per sample -- the same rollout
    randomness): ``d`` the per-sample difference of the seat's points, the candidate
    with the best ``mean(d) - z * se(d)`` is played when that is above 0, else the
-   prior's choice. With ``z = 0`` this is the candidate with the best mean.
+   prior's choice. With ``z = 0`` this is the candidate with the best mean; with
+   ``clip=C`` every ``d`` is first limited to ``[-C, C]``.
 
 With the rules prior a legal Hu is always declared without search (self-drawn or on a
 discard); the fitted prior decides Hu or pass itself, also without search. ``hu=search``
@@ -30,9 +31,10 @@ Options (``search?k=256&top=4&rollout=rules``, the defaults): ``k`` samples per 
 (>= 1), ``top`` candidates at most (>= 1; 1 plays the prior), ``rollout`` the rollout
 policy (``rules``, the rules bot compiled; ``greedy``, the greedy bot compiled; ``waits``,
 a faster heuristic; or ``random``), ``z`` the standard errors by which a candidate must
-beat the prior's choice (>= 0), ``rollouts`` an upper bound on play-outs per decision
-(``k`` is lowered to fit; default none), ``hands`` how the other seats' hands are
-sampled (``discards``, the default: weighted by their rivers,
+beat the prior's choice (>= 0), ``clip`` a bound in points on each per-sample
+difference before that comparison (default none), ``rollouts`` an upper bound on
+play-outs per decision (``k`` is lowered to fit; default none), ``hands`` how the
+other seats' hands are sampled (``discards``, the default: weighted by their rivers,
 :mod:`agents.search_sampler`; ``uniform``; or, with torch, ``model``, ``shaped`` and
 ``safe``), ``seed`` the sampler's generator, ``rules`` the rule
 preset being played (the arena passes it), ``prior`` the prior (``rules`` or ``fitted``;
@@ -96,11 +98,15 @@ PRIORS = ("rules", "fitted")
 DEPARTURES = ("search", "play")
 
 
-def pick_column(pts: np.ndarray, z: float) -> int:
+def pick_column(pts: np.ndarray, z: float, clip: float | None = None) -> int:
     """The column of ``pts`` (samples x candidates, column 0 the prior's choice) to play:
     the best lower bound ``mean(d) - z * se(d)`` of the paired differences ``d`` from
-    column 0, when it is above 0; else column 0."""
+    column 0, when it is above 0; else column 0. With ``clip``, each difference is first
+    limited to ``[-clip, clip]`` points, so that a few samples with a large swing (a big
+    hand won or paid in one play-out) do not decide alone."""
     d = pts[:, 1:] - pts[:, :1]
+    if clip is not None:
+        d = np.clip(d, -clip, clip)
     k = pts.shape[0]
     se = d.std(0, ddof=1) / np.sqrt(k) if k > 1 else np.zeros(d.shape[1])
     low = d.mean(0) - z * se
@@ -123,7 +129,7 @@ class SearchAgent(BaseAgent):
                  rollout: str = "rules", rollouts: int | None = None, z: float = 1.0,
                  rules: str | Rules | None = "mil", hands: str = "discards",
                  prior: str = "rules", hu: str = "declare", departures: str = "search",
-                 threads: int = 1) -> None:
+                 threads: int = 1, clip: float | None = None) -> None:
         self.k = _positive_int("k", k)
         self.top = _positive_int("top", top)
         if rollout not in ROLLOUT_POLICIES:
@@ -143,6 +149,10 @@ class SearchAgent(BaseAgent):
         if isinstance(z, bool) or not isinstance(z, (int, float)) or not 0 <= z < 100:
             raise ValueError(f"z must be a number in 0..100, got {z!r}")
         self.z = float(z)
+        if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float))
+                                 or not 0 < clip < 1000):
+            raise ValueError(f"clip must be a number of points in (0, 1000), got {clip!r}")
+        self.clip = None if clip is None else float(clip)
         self.rules = get_rules(rules)
         self.seed = seed
         self.rng = np.random.default_rng(seed)
@@ -290,8 +300,9 @@ class SearchAgent(BaseAgent):
         self.playouts += size
 
     def pick(self, pts: np.ndarray) -> int:
-        """The column of ``pts`` to play (:func:`pick_column` with the agent's ``z``)."""
-        return pick_column(pts, self.z)
+        """The column of ``pts`` to play (:func:`pick_column` with the agent's ``z`` and
+        ``clip``)."""
+        return pick_column(pts, self.z, self.clip)
 
     def reset(self) -> None:
         self.bot.reset()
@@ -300,7 +311,8 @@ class SearchAgent(BaseAgent):
 
     def __repr__(self) -> str:
         return (f"SearchAgent(k={self.k}, top={self.top}, rollout={self.rollout!r}, "
-                f"rollouts={self.rollouts}, z={self.z}, hands={self.hands!r}, "
+                f"rollouts={self.rollouts}, z={self.z}, clip={self.clip}, "
+                f"hands={self.hands!r}, "
                 f"rules={self.rules.preset!r}, prior={self.prior_name!r}, hu={self.hu!r}, "
                 f"departures={self.departures!r}, "
                 f"threads={self.threads}, seed={self.seed})")

@@ -171,10 +171,11 @@ def choose(pool: np.ndarray, c: int, setting: dict[str, float], rng: np.random.G
            ) -> int:
     """One simulated search: its choice among the first ``c`` columns of ``pool``."""
     k, z = int(setting["k"]), float(setting.get("z", 1.0))
+    clip = float(setting["clip"]) if "clip" in setting else None
     share = float(setting.get("halving", 0.0))
     n = pool.shape[0]
     if share <= 0 or c <= 2:
-        return pick_column(pool[rng.integers(0, n, k), :c], z)
+        return pick_column(pool[rng.integers(0, n, k), :c], z, clip)
     budget = k * c
     first = max(2, int(round(share * budget / c)))
     rows = rng.integers(0, n, first)
@@ -183,7 +184,7 @@ def choose(pool: np.ndarray, c: int, setting: dict[str, float], rng: np.random.G
     second = max(0, int(round((budget - first * c) / 2)))
     rows = np.concatenate([rows, rng.integers(0, n, second)])
     cols = [0, challenger]
-    return cols[pick_column(pool[np.ix_(rows, cols)], z)]
+    return cols[pick_column(pool[np.ix_(rows, cols)], z, clip)]
 
 
 def simulate(data: dict[str, Any], setting: dict[str, float], replicates: int,
@@ -218,9 +219,9 @@ def parse_setting(text: str) -> dict[str, float | str]:
     out: dict[str, float | str] = {}
     for part in text.split("&"):
         key, _, value = part.partition("=")
-        if key not in ("k", "z", "top", "hands", "halving", "oracle") or not value:
+        if key not in ("k", "z", "clip", "top", "hands", "halving", "oracle") or not value:
             raise ValueError(f"bad setting {text!r}: expected key=value with keys k, z, "
-                             "top, hands, halving, oracle")
+                             "clip, top, hands, halving, oracle")
         out[key] = value if key == "hands" else float(value)
     if "k" not in out and not out.get("oracle"):
         raise ValueError(f"bad setting {text!r}: k is needed")

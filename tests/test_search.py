@@ -696,6 +696,8 @@ def test_rollout_budget_lowers_samples():
     ("search?hu=maybe", "unknown hu choice 'maybe'; known: declare, search"),
     ("search?departures=x", "unknown departures choice 'x'; known: search, play"),
     ("search?threads=0", "threads must be an integer in 1.."),
+    ("search?clip=0", "clip must be a number of points in (0, 1000), got 0"),
+    ("search?clip=-2", "clip must be a number of points in (0, 1000)"),
 ])
 def test_bad_options(spec, words, capsys):
     with pytest.raises(AgentSpecError, match="search"):
@@ -804,6 +806,18 @@ def test_pick_needs_a_margin_of_z_standard_errors():
     assert agent.pick(noisy) == 0  # +0.125 on average with a large se: keep the prior
     assert SearchAgent(z=0).pick(noisy) == 1  # best mean
     assert agent.pick(np.stack([base, base - 1.0], 1)) == 0
+
+
+def test_clip_bounds_each_sample_difference_before_the_choice():
+    """One play-out with a large swing decides the plain mean; with ``clip`` it counts
+    for no more than ``clip`` points, and steady gains are still found."""
+    base = np.zeros(8)
+    lucky = np.stack([base, base + np.array([40.0, -1, -1, -1, -1, -1, -1, -1])], 1)
+    assert SearchAgent(z=0).pick(lucky) == 1  # mean +4.1: the one big sample wins
+    assert SearchAgent(z=0, clip=4).pick(lucky) == 0  # clipped mean (4 - 7) / 8 < 0
+    steady = np.stack([base, base + 1.5 + np.tile([0.5, -0.5], 4), base - 30.0], 1)
+    assert SearchAgent(z=1, clip=4).pick(steady) == 1
+    assert SearchAgent(z=0, clip=4).pick(np.stack([base, base + 20.0], 1)) == 1
 
 
 def _benchmark(name: str):
@@ -930,7 +944,7 @@ def test_search_decisions_simulates_the_choice_rule():
     truth = rng.normal(0, 1, (256, 1)) + np.array([0.0, -1.0, 1.5, 0.0])
     data = _decisions(truth, pool)
     gain = truth[:, 2].mean() - truth[:, 0].mean()
-    for setting in ("k=32", "k=32&halving=0.5", "k=32&z=0", "oracle=1"):
+    for setting in ("k=32", "k=32&halving=0.5", "k=32&z=0", "k=32&clip=4", "oracle=1"):
         got = bench.simulate(data, bench.parse_setting(setting), replicates=8, seed=1)
         assert got[0] == pytest.approx(gain, abs=1e-3 if "oracle" not in setting else 0.05)
     same = _decisions(truth, np.repeat(noise, 4, 1))
