@@ -30,9 +30,9 @@ KINDS = ("fitted", "ppo")
 #: figures: points per deal against ``rules``, duplicate arena, 20,000 deals; source: the
 #: ``results`` of each model's metadata and docs/models.md).
 BEST: dict[str, tuple[str, str]] = {
-    "mil": ("fitted", "fitted - rules +0.186 [+0.154, +0.217], seed 20261201 (ppo +0.179 on "
-                      "the same walls; fitted - its previous file +0.027 [+0.005, +0.050] and "
-                      "ppo - that file +0.015 [+0.001, +0.028] head to head)"),
+    "mil": ("fitted", "fitted - rules +0.194 [+0.158, +0.231], seed 20261209 (its previous "
+                      "file +0.161 on the same walls; +0.022 [+0.001, +0.042] head to head "
+                      "against it; ppo +0.179 [+0.151, +0.207] on seed 20261201)"),
     "mahjongsoft": ("fitted", "fitted - rules +0.167 [+0.137, +0.197], seed 20261205 (its "
                               "previous file +0.152 on the same walls; +0.023 [-0.000, "
                               "+0.045] head to head against it)"),

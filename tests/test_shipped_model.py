@@ -46,17 +46,22 @@ def test_model_is_small_and_its_metadata_describes_it(kind, preset):
 
 def test_the_ppo_model_was_changed_by_ppo_from_a_fitted_one():
     """`ppo` names a model whose play PPO updates changed: its metadata names the fitted
-    model it started from (by sha256: the fitted file shipped before the improvement loop
-    replaced it, kept in the fitted card as ``previous_model``) and its PPO decisions, and
-    its weights differ from the fitted model shipped now."""
+    model it started from (by sha256: a fitted file shipped before, kept in the fitted
+    card's chain of ``previous_model`` entries, each the base of the one above it) and its
+    PPO decisions, and its weights differ from the fitted model shipped now."""
     import torch
 
     from agents.training.ppo_policy import load_model
 
     meta = json.loads((MODELS / "ppo_mil.json").read_text())
     fitted = json.loads(FITTED.with_suffix(".json").read_text())
-    assert meta["start"]["sha256"] == fitted["previous_model"]["sha256"]
     assert fitted["base_model"]["sha256"] == fitted["previous_model"]["sha256"]
+    history, card = [], fitted
+    while "previous_model" in card:
+        card = card["previous_model"]
+        history.append(card["sha256"])
+    assert meta["start"]["sha256"] in history
+    assert meta["start"]["sha256"] != fitted["sha256"]
     assert meta["settings"]["ppo_decisions"] > 0
     a = load_model(MODELS / "ppo_mil.zip", device="cpu").policy.action_net.weight
     b = load_model(FITTED, device="cpu").policy.action_net.weight
