@@ -26,17 +26,6 @@ MODELS = Path(__file__).resolve().parent / "models"
 #: comparisons (agents.training.distill, repeated by agents.training.improve); ``ppo``, a
 #: fitted model changed by PPO updates (agents.training.finetune).
 KINDS = ("fitted", "ppo")
-#: The strongest shipped agent per preset, by the ladder rows that measured them (the
-#: figures: points per deal against ``rules``, duplicate arena, 20,000 deals; source: the
-#: ``results`` of each model's metadata and docs/models.md).
-BEST: dict[str, tuple[str, str]] = {
-    "mil": ("fitted", "fitted - rules +0.194 [+0.158, +0.231], seed 20261209 (its previous "
-                      "file +0.161 on the same walls; +0.022 [+0.001, +0.042] head to head "
-                      "against it; ppo +0.179 [+0.151, +0.207] on seed 20261201)"),
-    "mahjongsoft": ("fitted", "fitted - rules +0.167 [+0.137, +0.197], seed 20261205 (its "
-                              "previous file +0.152 on the same walls; +0.023 [-0.000, "
-                              "+0.045] head to head against it)"),
-}
 
 
 def shipped_model(rules: Any = None, kind: str = "ppo") -> Path:
@@ -68,8 +57,8 @@ def shipped_rows(rules: Any = "mil") -> list[str]:
     ``"fitted +0.149 vs rules, +0.389 vs greedy (20000 deals, seed 20261129)"``."""
     preset = get_rules(rules).preset
     lines = []
-    for kind in KINDS:
-        path = MODELS / f"{kind}_{preset}.zip"
+    for kind in (*KINDS, "boosted"):
+        path = MODELS / f"{kind}_{preset}{'.txt' if kind == 'boosted' else '.zip'}"
         meta = read_metadata(path) if path.exists() else None
         if not meta:
             continue
@@ -79,7 +68,7 @@ def shipped_rows(rules: Any = "mil") -> list[str]:
             row = res.get(f"{preset}/{kind}-{bot}")
             if row:
                 parts.append(f"{row['diff']:+.3f} vs {bot}")
-                deals = row["deals"]
+                deals, seed = row["deals"], row.get("seed", seed)
         if parts:
             lines.append(f"{kind} {', '.join(parts)} ({deals} deals, seed {seed})")
     return lines
@@ -139,21 +128,26 @@ class PPOAgent(BaseAgent):
             self.adviser = make_adviser(adviser or self.layout.get("adviser") or "rules")
             self.rules = get_rules(rules or getattr(model, "sichuan_rules", None) or "mil")
 
-    def advised_input(self, view: SeatView, masks: np.ndarray) -> np.ndarray:
-        """Planes + analysis planes + the adviser's choice, from seat views."""
+    def advised_input(self, view: SeatView, masks: np.ndarray,
+                      advice: np.ndarray | None = None) -> np.ndarray:
+        """Planes + analysis planes + the adviser's choice (``advice``: that choice,
+        computed here when not given), from seat views."""
         from agents.training.advice import advised_planes
 
-        return advised_planes(view, self.rules, self.adviser.act_batch(view, masks))
+        if advice is None:
+            advice = self.adviser.act_batch(view, masks)
+        return advised_planes(view, self.rules, advice)
 
-    def act_batch(self, observations: np.ndarray | SeatView, masks: np.ndarray) -> np.ndarray:
+    def network_input(self, observations: np.ndarray | SeatView, masks: np.ndarray,
+                      advice: np.ndarray | None = None) -> np.ndarray:
+        """The actor's input for a batch: the planes its layout reads (analysis and advice
+        planes added as the model was trained), the critic's hidden planes zero."""
         m = np.asarray(masks).astype(bool, copy=False)
-        if m.shape[0] == 0:
-            return np.zeros(0, np.int64)
         if self.adviser is not None:
             if not isinstance(observations, SeatView):
                 raise TypeError(f"{self!r} reads seat views (needs = 'view'): its model was "
                                 "trained with advice planes; pass sichuan_env.view.seat_view")
-            obs = self.advised_input(observations, m)
+            obs = self.advised_input(observations, m, advice)
         else:
             obs = np.asarray(observations, dtype=np.float32)
         want = self.model.observation_space.shape
@@ -167,8 +161,19 @@ class PPOAgent(BaseAgent):
                 f"the PPO model expects observations of shape {want}, got {obs.shape[1:]}"
                 " (was it trained on another observation version?)"
             )
-        actions, _ = self.model.predict(obs, action_masks=m, deterministic=self.deterministic)
+        return obs
+
+    def act_on_input(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The network's actions for inputs made by :meth:`network_input`."""
+        actions, _ = self.model.predict(obs, action_masks=np.asarray(masks, bool),
+                                        deterministic=self.deterministic)
         return np.asarray(actions, dtype=np.int64).reshape(-1)
+
+    def act_batch(self, observations: np.ndarray | SeatView, masks: np.ndarray) -> np.ndarray:
+        m = np.asarray(masks).astype(bool, copy=False)
+        if m.shape[0] == 0:
+            return np.zeros(0, np.int64)
+        return self.act_on_input(self.network_input(observations, m), m)
 
     def __repr__(self) -> str:
         return f"PPOAgent({self.path or 'in-memory model'})"
@@ -179,15 +184,6 @@ def fitted_agent(model: Any = None, deterministic: bool = True, device: str = "c
     """The agent name ``fitted``: a :class:`PPOAgent` playing the shipped model fitted to
     rollout comparisons for the preset (or ``fitted:PATH``, a model made so)."""
     return PPOAgent(model, deterministic, device, rules, adviser, kind="fitted")
-
-
-def best_agent(rules: str | None = None, deterministic: bool = True,
-               device: str = "cpu") -> PPOAgent:
-    """The agent name ``best``: the strongest shipped agent for the preset (:data:`BEST`);
-    it is named for what it plays (e.g. ``fitted``)."""
-    preset = get_rules(rules or "mil").preset
-    kind = BEST.get(preset, BEST["mil"])[0]
-    return PPOAgent(None, deterministic, device, rules, kind=kind)
 
 
 class SnapshotAgent(BaseAgent):

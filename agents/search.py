@@ -62,29 +62,22 @@ from typing import Any
 
 import numpy as np
 
-from agents.greedy import Seen, discard_shanten, isolation
+from agents.candidates import search_candidates
 from agents.rules_bot import RulesAgent
 from agents.search_rollout import ROLLOUT_POLICIES, play_out
 from agents.search_sampler import HAND_SAMPLING, sample_states
 from sichuan_env import engine
-from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_SUIT, VOID_TILE
+from sichuan_env.actions import HU
 from sichuan_env.agent import BaseAgent, make_agent
 from sichuan_env.rules import Rules, get_rules
-from sichuan_env.state import TURN, VOID, State
+from sichuan_env.state import TURN, State
 from sichuan_env.view import SeatView
-from sichuan_env.vocab import SUIT_OF
 
 
 def _positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     return int(value)
-
-
-def suit_of_void_action(a: np.ndarray) -> np.ndarray:
-    """The suit each void-choice action chooses (set-aside tile or indicator card)."""
-    a = np.asarray(a)
-    return np.where(a >= VOID_SUIT, a - VOID_SUIT, SUIT_OF[np.clip(a - VOID_TILE, 0, 26)])
 
 
 #: What a Hu on another seat's tile gets: the prior's choice (``declare``) or a search.
@@ -186,49 +179,8 @@ class SearchAgent(BaseAgent):
     # ------------------------------------------------------------------ candidates
     def candidates(self, view: SeatView, masks: np.ndarray, prior: np.ndarray,
                    bot: np.ndarray | None = None) -> list[list[int]]:
-        """Per row, the candidate actions (the prior's choice first, then the rules bot's
-        choice ``bot`` when it differs -- default: the prior's --; at most ``top``)."""
-        bot = prior if bot is None else bot
-        n = masks.shape[0]
-        seen = Seen(view)
-        out: list[list[int]] = []
-        turn = np.flatnonzero(seen.phase == TURN)
-        order: dict[int, np.ndarray] = {}
-        if turn.size:
-            sub = seen.take(turn)
-            disc = masks[turn, DISCARD:VOID_TILE]
-            score, _ = self.bot.discard_scores(sub, disc)
-            sh = discard_shanten(sub.hand, sub.own_meld, sub.own_void, disc).astype(np.float32)
-            key = np.where(np.isfinite(score), score, -1000.0 * sh + isolation(sub.hand) * 0.01)
-            key = np.where(disc, key, -np.inf)
-            # a tile of the own void suit goes first: while one may be discarded, the other
-            # suits' discards are no candidates (under strict_void they are not legal)
-            void_kind = SUIT_OF[None, :] == sub.own_void[:, None]
-            first = (disc & void_kind).any(1)
-            key = np.where(first[:, None] & ~void_kind, -np.inf, key)
-            for j, i in enumerate(turn.tolist()):
-                ks = np.argsort(-key[j], kind="stable")
-                order[i] = ks[np.isfinite(key[j, ks])] + DISCARD
-        for i in range(n):
-            m = masks[i]
-            got = [int(prior[i])]
-            if seen.phase[i] == TURN:
-                more = [int(bot[i])] + [a for a in range(KONG, PUNG) if m[a]] + order[i].tolist()
-            elif seen.phase[i] == VOID:
-                legal = np.flatnonzero(m)
-                suits = suit_of_void_action(legal)
-                own = int(suit_of_void_action(np.array([prior[i]]))[0])
-                more = [int(legal[suits == s][0]) for s in range(3)
-                        if s != own and (suits == s).any()]
-            else:
-                more = [int(bot[i])] + [int(a) for a in np.flatnonzero(m)]
-            for a in more:
-                if len(got) >= self.top:
-                    break
-                if a not in got:
-                    got.append(int(a))
-            out.append(got)
-        return out
+        """Per row, the candidate actions (:func:`agents.candidates.search_candidates`)."""
+        return search_candidates(self.bot, self.top, view, masks, prior, bot)
 
     # ------------------------------------------------------------------ decisions
     def act_batch(self, views: SeatView, masks: np.ndarray) -> np.ndarray:

@@ -26,8 +26,9 @@ over the rows). ``reset()`` is an optional hook called at the start of a deal.
 **Agents by name.** :func:`make_agent` turns a spec string into an agent; every command
 and environment that takes an agent by name goes through it::
 
-    random | greedy | rules | ppo | fitted    registered names (ppo, fitted: shipped models;
-    best                                      best: the strongest shipped one for the preset)
+    random | greedy | rules | ppo | fitted    registered names (ppo, fitted, boosted: shipped
+    boosted | best                            models; best: the strongest shipped agent for
+                                              the preset)
     ppo:runs/a/model.zip                      a registered name with its argument
     mypkg.bots:MyBot                          an import path: module:attribute
     path/to/mybot.py:MyBot                    a Python file: path.py:attribute
@@ -108,15 +109,16 @@ BUILTIN_AGENTS: dict[str, str] = {
     "rules": "agents.rules_bot:RulesAgent",
     "ppo": "agents.ppo:PPOAgent",
     "fitted": "agents.ppo:fitted_agent",
-    "best": "agents.ppo:best_agent",
+    "boosted": "agents.boosted:BoostedAgent",
+    "best": "agents.best:best_agent",
     "rllib": "agents.rllib_agent:RLlibAgent",
     "search": "agents.search:SearchAgent",
 }
 #: Registered names that need an argument, with how it is shown in messages.
 _ARGUMENT_HINTS = {"rllib": "PATH"}
-#: Registered names that take an optional argument (``ppo``, ``fitted``: the shipped model,
-#: or a path).
-_OPTIONAL_ARGUMENTS = {"ppo": "PATH", "fitted": "PATH"}
+#: Registered names that take an optional argument (``ppo``, ``fitted``, ``boosted``: the
+#: shipped model, or a path).
+_OPTIONAL_ARGUMENTS = {"ppo": "PATH", "fitted": "PATH", "boosted": "PATH"}
 
 # ----------------------------------------------------------------------------- protocol
 

@@ -38,29 +38,23 @@ from typing import Any
 
 import numpy as np
 
+from agents.candidates import suit_of_void_action
 from agents.greedy import Seen, discard_shanten, isolation
 from agents.rules_bot import RulesAgent
 from agents.search_rollout import choose_actions
 from agents.search_rollout import play_out as compiled_play_out
 from agents.training.advice import advised_planes
 from sichuan_env import engine
-from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_SUIT, VOID_TILE
+from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_TILE
 from sichuan_env.driver import choose, play_until_learner
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.state import TURN, VOID, State
 from sichuan_env.view import SeatView, seat_view
-from sichuan_env.vocab import SUIT_OF
 
 MAX_CANDIDATES = 6  # room per sample: the bot's choice, Hu, kongs, discards, void suits
 
 
 _ALL_SEATS_ONE_AGENT = np.zeros(4, np.intp)  # every seat played by agent 0
-
-
-def suit_of_void_action(a: np.ndarray) -> np.ndarray:
-    """The suit a void-phase action chooses (set-aside tile or indicator card)."""
-    a = np.asarray(a)
-    return np.where(a >= VOID_SUIT, a - VOID_SUIT, SUIT_OF[np.clip(a - VOID_TILE, 0, 26)])
 
 
 def candidate_actions(bot: RulesAgent, view: Seen, masks: np.ndarray, chosen: np.ndarray,

@@ -1,0 +1,32 @@
+"""The agent name ``best``: the strongest shipped agent for each rule preset."""
+
+from __future__ import annotations
+
+from agents.boosted import BoostedAgent
+from agents.ppo import PPOAgent
+from sichuan_env.agent import BaseAgent
+from sichuan_env.rules import get_rules
+
+#: The strongest shipped agent per preset, by the ladder rows that measured them (the
+#: figures: points per deal against ``rules``, duplicate arena, 20,000 deals; source: the
+#: ``results`` of each model's metadata and docs/models.md). ``boosted``: the ``fitted``
+#: network with trees re-ranking its own-turn candidates (:mod:`agents.boosted`).
+BEST: dict[str, tuple[str, str]] = {
+    "mil": ("boosted", "boosted - rules +0.349 [+0.282, +0.417], seed 20261215 (fitted "
+                       "+0.210 on the same walls; +0.305 [+0.237, +0.372] on seed "
+                       "20261214, where fitted scored +0.175)"),
+    "mahjongsoft": ("fitted", "fitted - rules +0.167 [+0.137, +0.197], seed 20261205 (its "
+                              "previous file +0.152 on the same walls; +0.023 [-0.000, "
+                              "+0.045] head to head against it)"),
+}
+
+
+def best_agent(rules: str | None = None, deterministic: bool = True,
+               device: str = "cpu") -> BaseAgent:
+    """The agent name ``best``: the strongest shipped agent for the preset (:data:`BEST`);
+    it is named for what it plays (e.g. ``boosted`` or ``fitted``)."""
+    preset = get_rules(rules or "mil").preset
+    kind = BEST.get(preset, BEST["mil"])[0]
+    if kind == "boosted":
+        return BoostedAgent(rules=preset)
+    return PPOAgent(None, deterministic, device, rules, kind=kind)
