@@ -15,9 +15,8 @@ BEST: dict[str, tuple[str, str]] = {
     "mil": ("boosted", "boosted - rules +0.349 [+0.282, +0.417], seed 20261215 (fitted "
                        "+0.210 on the same walls; +0.305 [+0.237, +0.372] on seed "
                        "20261214, where fitted scored +0.175)"),
-    "mahjongsoft": ("fitted", "fitted - rules +0.167 [+0.137, +0.197], seed 20261205 (its "
-                              "previous file +0.152 on the same walls; +0.023 [-0.000, "
-                              "+0.045] head to head against it)"),
+    "mahjongsoft": ("boosted", "boosted - rules +0.339 [+0.269, +0.408], seed 20261216 "
+                               "(fitted +0.141 on the same walls)"),
 }
 
 

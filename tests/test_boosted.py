@@ -186,7 +186,7 @@ def test_a_huge_margin_plays_exactly_as_the_fitted_network(small_trees):
     assert boosted.decisions > 0 and boosted.departures == 0
 
 
-@pytest.mark.parametrize("preset", ["mil"])
+@pytest.mark.parametrize("preset", ["mil", "mahjongsoft"])
 def test_departures_are_own_turn_candidates_where_the_network_agrees_with_rules(preset):
     """The shipped trees change the fitted network's choice only at own turns with a
     choice and no Hu where the network plays the rules bot's choice, and only to one of
