@@ -26,6 +26,16 @@ def suit_of_void_action(a: np.ndarray) -> np.ndarray:
     return np.where(a >= VOID_SUIT, a - VOID_SUIT, SUIT_OF[np.clip(a - VOID_TILE, 0, 26)])
 
 
+def discard_preference(rules_bot: RulesAgent, seen: Seen, discards: np.ndarray) -> np.ndarray:
+    """(N, 27) how much the rules bot prefers each legal discard (larger first; -inf where
+    illegal): its score (lowest shanten, then its look-ahead worth or greedy's score), and
+    for a discard it does not score, a worse shanten ranked by the tile's isolation."""
+    score, _ = rules_bot.discard_scores(seen, discards)
+    sh = discard_shanten(seen.hand, seen.own_meld, seen.own_void, discards).astype(np.float32)
+    key = np.where(np.isfinite(score), score, -1000.0 * sh + isolation(seen.hand) * 0.01)
+    return np.where(discards, key, -np.inf)
+
+
 def search_candidates(rules_bot: RulesAgent, top: int, view: SeatView, masks: np.ndarray,
                       prior: np.ndarray, bot: np.ndarray | None = None) -> list[list[int]]:
     """Per row, the candidate actions: the prior's choice first, then the rules bot's
@@ -41,10 +51,7 @@ def search_candidates(rules_bot: RulesAgent, top: int, view: SeatView, masks: np
     if turn.size:
         sub = seen.take(turn)
         disc = masks[turn, DISCARD:VOID_TILE]
-        score, _ = rules_bot.discard_scores(sub, disc)
-        sh = discard_shanten(sub.hand, sub.own_meld, sub.own_void, disc).astype(np.float32)
-        key = np.where(np.isfinite(score), score, -1000.0 * sh + isolation(sub.hand) * 0.01)
-        key = np.where(disc, key, -np.inf)
+        key = discard_preference(rules_bot, sub, disc)
         # a tile of the own void suit goes first: while one may be discarded, the other
         # suits' discards are no candidates (under strict_void they are not legal)
         void_kind = SUIT_OF[None, :] == sub.own_void[:, None]

@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.candidates import suit_of_void_action
-from agents.greedy import Seen, discard_shanten, isolation
+from agents.candidates import discard_preference, suit_of_void_action
+from agents.greedy import Seen
 from agents.rules_bot import RulesAgent
 from agents.search_rollout import choose_actions
 from agents.search_rollout import play_out as compiled_play_out
@@ -86,11 +86,7 @@ def candidate_actions(bot: RulesAgent, view: Seen, masks: np.ndarray, chosen: np
     turn = np.flatnonzero(view.phase == TURN)
     if turn.size:
         sub = view.take(turn)
-        disc = masks[turn, DISCARD:VOID_TILE]
-        score, _ = bot.discard_scores(sub, disc)
-        sh = discard_shanten(sub.hand, sub.own_meld, sub.own_void, disc).astype(np.float32)
-        key = np.where(np.isfinite(score), score, -1000.0 * sh + isolation(sub.hand) * 0.01)
-        key = np.where(disc, key, -np.inf)
+        key = discard_preference(bot, sub, masks[turn, DISCARD:VOID_TILE])
         order = np.argsort(-key, axis=1, kind="stable")
         for j, i in enumerate(turn):
             have = [a for a in out[i] if a >= 0]
