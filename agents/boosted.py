@@ -78,7 +78,9 @@ class BoostedAgent(BaseAgent):
         self.path = str(path)
         self.name = "boosted" if trees is None else f"boosted:{path}"
         self.network = PPOAgent(network, kind="fitted", rules=self.rules.preset)
-        self.ranker = RulesAgent()
+        if not isinstance(self.network.adviser, RulesAgent):
+            raise ValueError("the boosted agent's network must read the rules bot's advice "
+                             f"planes (its candidates are that bot's), got {self.network!r}")
         self.decisions = 0  # own-turn decisions the trees scored
         self.departures = 0  # of which the trees changed the network's choice
 
@@ -96,7 +98,7 @@ class BoostedAgent(BaseAgent):
                              & (actions == bot))
         if ask.size:
             sub = SeatView(*(f[ask] for f in views))
-            cands = search_candidates(self.ranker, TOP, sub, m[ask], bot[ask], bot[ask])
+            cands = search_candidates(self.network.adviser, TOP, sub, m[ask], bot[ask], bot[ask])
             table = np.full((ask.size, TOP), -1, np.int64)
             for j, c in enumerate(cands):
                 table[j, :len(c)] = c

@@ -33,20 +33,40 @@ from sichuan_env.view import SeatView, seat_view
 K = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
 
-def own_turns(preset: str, seed: int, steps: int = 120):
-    """(inputs, candidates, views) at the own turns with a choice and no Hu of a batch of
-    deals played by four rules bots."""
-    rules = get_rules(preset)
-    net = PPOAgent(kind="fitted", rules=preset)
-    bot = RulesAgent()
-    st = engine.reset(np.arange(16, dtype=np.int64) + seed, rules)
-    got = []
+def decisions(preset: str, seed: int, steps: int):
+    """Steps 16 deals: yields (views, masks) of the deciding seats and plays the actions
+    sent back (``generator.send``)."""
+    st = engine.reset(np.arange(16, dtype=np.int64) + seed, get_rules(preset))
     for _ in range(steps):
         live = np.flatnonzero(~st.done)
         if live.size == 0:
-            break
-        views = seat_view(st, st.current[live].astype(np.intp), live)
-        masks = st.legal_action_mask[live]
+            return
+        acts = yield seat_view(st, st.current[live].astype(np.intp), live), \
+            st.legal_action_mask[live]
+        full = np.zeros(st.batch_size, np.int64)
+        full[live] = acts
+        engine.step(st, full, inplace=True)
+
+
+def play(preset: str, seed: int, steps: int, act):
+    """Runs :func:`decisions`, each step's actions ``act(views, masks)``."""
+    gen = decisions(preset, seed, steps)
+    try:
+        views, masks = next(gen)
+        while True:
+            views, masks = gen.send(act(views, masks))
+    except StopIteration:
+        pass
+
+
+def own_turns(preset: str, seed: int, steps: int = 120):
+    """(inputs, candidates, views) at the own turns with a choice and no Hu of a batch of
+    deals played by four rules bots."""
+    net = PPOAgent(kind="fitted", rules=preset)
+    bot = RulesAgent()
+    got = []
+
+    def act(views, masks):
         acts = bot.act_batch(views, masks)
         ask = np.flatnonzero((views.phase == TURN) & ~masks[:, HU] & (masks.sum(1) > 1))
         if ask.size:
@@ -56,9 +76,9 @@ def own_turns(preset: str, seed: int, steps: int = 120):
             for j, c in enumerate(cands):
                 table[j, :len(c)] = c
             got.append((net.network_input(sub, masks[ask], advice=acts[ask]), table, sub))
-        full = np.zeros(st.batch_size, np.int64)
-        full[live] = acts
-        engine.step(st, full, inplace=True)
+        return acts
+
+    play(preset, seed, steps, act)
     inputs = np.concatenate([g[0] for g in got])
     table = np.concatenate([g[1] for g in got])
     views = SeatView(*(np.concatenate(f) for f in zip(*(g[2] for g in got), strict=True)))
@@ -191,30 +211,25 @@ def test_departures_are_own_turn_candidates_where_the_network_agrees_with_rules(
     """The shipped trees change the fitted network's choice only at own turns with a
     choice and no Hu where the network plays the rules bot's choice, and only to one of
     the search's candidates; every action stays legal."""
-    rules = get_rules(preset)
     agent = make_agent("boosted", preset=preset)
     assert agent.name == "boosted" and agent.path == str(shipped_trees(preset))
     net = PPOAgent(kind="fitted", rules=preset)
     bot = RulesAgent()
-    st = engine.reset(np.arange(16, dtype=np.int64) + 90, rules)
     departed = 0
-    for _ in range(150):
-        live = np.flatnonzero(~st.done)
-        if live.size == 0:
-            break
-        views = seat_view(st, st.current[live].astype(np.intp), live)
-        masks = st.legal_action_mask[live]
+
+    def act(views, masks):
+        nonlocal departed
         acts = agent.act_batch(views, masks)
-        assert masks[np.arange(live.size), acts].all()
+        assert masks[np.arange(masks.shape[0]), acts].all()
         mine, rule = net.act_batch(views, masks), bot.act_batch(views, masks)
         for i in np.flatnonzero(acts != mine):
             assert views.phase[i] == TURN and not masks[i, HU] and mine[i] == rule[i]
             sub = SeatView(*(f[i:i + 1] for f in views))
             assert acts[i] in search_candidates(bot, TOP, sub, masks[i:i + 1], rule[i:i + 1])[0]
             departed += 1
-        full = np.zeros(st.batch_size, np.int64)
-        full[live] = mine  # the deals go on as the network plays them
-        engine.step(st, full, inplace=True)
+        return mine  # the deals go on as the network plays them
+
+    play(preset, 90, 150, act)
     assert departed > 0
 
 
