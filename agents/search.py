@@ -68,7 +68,7 @@ from agents.search_rollout import ROLLOUT_POLICIES, play_out
 from agents.search_sampler import HAND_SAMPLING, sample_states
 from sichuan_env import engine
 from sichuan_env.actions import HU
-from sichuan_env.agent import BaseAgent, make_agent
+from sichuan_env.agent import BaseAgent, agents_help, make_agent
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.state import TURN, State
 from sichuan_env.view import SeatView
@@ -289,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     a second search agent on the same walls, and the difference of the two."""
     p = argparse.ArgumentParser(description="A search agent against three rules bots "
                                 "(duplicate arena), with its time per decision.")
-    p.add_argument("--agent", default="search", help="a search agent spec (search?k=..)")
+    p.add_argument("--agent", default="search",
+                   help=agents_help("the agent to play (default search)"))
     p.add_argument("--baseline", default=None,
                    help="a second search agent spec played on the same walls; prints "
                         "agent - baseline per wall with its 95%% CI")

@@ -26,7 +26,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from sichuan_env.actions import action_from_str, action_to_str
-from sichuan_env.agent import seat_agents
+from sichuan_env.agent import agents_help, seat_agents
 from sichuan_env.driver import choose
 from sichuan_env.game import Game
 from sichuan_env.rules import get_rules
@@ -130,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sichuan_env.play",
                                 description="Play a deal against the bots.")
     p.add_argument("--opponents", default="rules",
-                   help="one agent for all three, or three comma-separated (default rules)")
+                   help=agents_help("one agent for all three, or three comma-separated "
+                                    "(default rules)"))
     p.add_argument("--seat", type=int, default=0, choices=range(4))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rules", default="mil")
