@@ -290,7 +290,7 @@ def test_the_manual_keeps_no_diary() -> None:
     assert problems == [], "\n".join(problems)
 
 
-# ----------------------------------------------------------------------------- a manual, not a record
+# ----------------------------------------------------------------------- a manual, not a record
 
 
 MANUAL_MAX_LINES = 300
