@@ -60,7 +60,7 @@ from sichuan_env.agent import agents_help
 DEFAULT_CHANNELS = 64
 #: PPO passes over each rollout. Two, not four: in the default run (PPO against three
 #: ``random`` bots after the imitation of ``rules``) two passes halved the update's cost and
-#: ended stronger against ``greedy`` and head to head (docs/performance.md).
+#: ended stronger against ``greedy`` and head to head (docs/history/performance.md).
 DEFAULT_EPOCHS = 2
 
 

@@ -443,8 +443,13 @@ def test_readme_shape() -> None:
     # the test command: CI runs .ci/run, and the README names it
     assert "bash .ci/run" in text
     assert (ROOT / ".ci" / "run").is_file()
-    # CPU-only torch comes from PyTorch's own index, not from PyPI
-    assert "--index-url https://download.pytorch.org/whl/cpu" in text
+    # one set-up script for the README's lines and CI: the README's first line and .ci/run
+    # both run it, and it only ever adds PyTorch's index (--extra-index-url), so that a
+    # machine that reaches PyPI or a mirror alone still installs
+    assert "bash scripts/install.sh train && python train.py" in text
+    assert "bash scripts/install.sh" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    script = (ROOT / "scripts" / "install.sh").read_text(encoding="utf-8")
+    assert "--extra-index-url" in script and "--index-url " not in script
 
 
 # ----------------------------------------------------------------------------- the rule book
