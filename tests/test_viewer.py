@@ -16,6 +16,7 @@ from sichuan_env.game import Game
 from sichuan_env.records import event_action, read_jsonl, write_jsonl
 from sichuan_env.svg import SUIT_COLOURS, render_svg, tile_defs
 from sichuan_env.tiles import N_KINDS, tile_str
+from sichuan_env.view import unobserved
 from sichuan_env.viewer import build_frames, render_page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,10 +189,12 @@ def test_frames_follow_the_engine(sample) -> None:
     states = engine_states(sample)
     for viewer in (None, 1):
         frames = build_frames(sample, viewer)
-        assert len(frames) == len(states)
+        # a seat sees no frame of a claim or rob window that does not ask it
+        seen = [s for s in states if viewer is None or s.done[0] or not unobserved(s, viewer)]
+        assert len(frames) == len(seen) and (viewer is None or len(seen) < len(states))
         covered = [i for f in frames for i in f["events"]]
         assert covered == list(range(len(sample["events"])))
-        for f, state in zip(frames, states, strict=True):
+        for f, state in zip(frames, seen, strict=True):
             assert f["wall"] == int(state.wall_left[0])
             assert f["scores"] == [int(x) for x in state.scores[0]]
             check_svg_shows(f["svg"], state, viewer)
@@ -207,6 +210,10 @@ def test_frames_follow_the_engine(sample) -> None:
                 assert d["legal"] is None and d["chosen"] is None
                 if e["act"] == "void" and "tile" in e:
                     assert e["tile"] not in d["text"]
+            if viewer is not None:  # no other seat's pass told
+                texts = [d["text"], *f["forced"]]
+                assert not any(t.startswith("seat") and t.endswith("passes") and
+                               not t.startswith(f"seat {viewer} ") for t in texts), texts
 
 
 def test_page_is_self_contained(sample) -> None:
