@@ -46,7 +46,10 @@ def check_svg_shows(svg: str, state, viewer: int | None) -> None:
     root = ET.fromstring(svg)
     assert int(root.get("data-wall")) == int(state.wall_left[0])
     live = not bool(state.done[0])
-    assert int(root.get("data-current")) == (int(state.current[0]) if live else -1)
+    # a claim or rob window that does not ask the viewer is hidden: the turn owner shows
+    hidden = viewer is not None and unobserved(state, viewer)
+    current = int(state.active[0]) if hidden else int(state.current[0])
+    assert int(root.get("data-current")) == (current if live else -1)
     for seat, g in _seats(svg).items():
         hand = _tiles(state, seat)
         assert int(g.get("data-score")) == int(state.scores[0, seat])
