@@ -103,10 +103,12 @@ class GameBots:
     """The bot seats of one game: ``specs`` in seat order (None: the human's seat).
 
     ``time_limit``: seconds per decision; ``fallback``: the spec of the agent that plays a
-    decision the seat's bot could not; ``label``: names the game in the log."""
+    decision the seat's bot could not (None: the bot's error is raised, as when the
+    server tries its bots before it starts); ``label``: names the game in the log;
+    ``workers``: the processes of the seats whose spec is ``isolated``."""
 
     def __init__(self, specs: Sequence[BotSpec | None], *, time_limit: float = 10.0,
-                 fallback: str = "rules", label: str = "",
+                 fallback: str | None = "rules", label: str = "",
                  workers: BotWorkers | None = None) -> None:
         self.specs = list(specs)
         self.time_limit = float(time_limit)
@@ -118,8 +120,8 @@ class GameBots:
         self.agents: list[Any] = [None if sp is None or self._isolated(sp)
                                   else sp.build(seed=s) for s, sp in enumerate(self.specs)]
         preset = next((sp.preset for sp in self.specs if sp is not None), "mil")
-        self.fallback_spec = BotSpec(fallback, preset)
-        self.fallback_name = display_name(fallback)
+        self.fallback_spec = None if fallback is None else BotSpec(fallback, preset)
+        self.fallback_name = "" if fallback is None else display_name(fallback)
         self._fallback: Any = None
         self._busy: dict[int, Future] = {}  # seat -> a decision still running after its time
         self.failures = 0
@@ -156,7 +158,9 @@ class GameBots:
             self._fallback.reset()
 
     def fallback(self) -> Any:
+        """This game's fallback agent (built on first use)."""
         if self._fallback is None:
+            assert self.fallback_spec is not None
             self._fallback = self.fallback_spec.build(seed=0)
         return self._fallback
 
@@ -187,11 +191,15 @@ class GameBots:
                     self._busy[seat] = future
                     raise TimeoutError from None
         except TimeoutError:
+            if self.fallback_spec is None:
+                raise
             log.error("game %s seat %d (%s): no decision within %.1f s; %s plays it",
                       self.label, seat, name, self.time_limit, self.fallback_name)
             return self._fallen_back(game, seat, f"seat {seat}'s bot took longer than "
                                      f"{self.time_limit:g} s")
         except Exception as err:
+            if self.fallback_spec is None:
+                raise
             log.error("game %s seat %d (%s): the bot failed: %s: %s; %s plays it",
                       self.label, seat, name, type(err).__name__, err, self.fallback_name,
                       exc_info=err)
@@ -200,6 +208,8 @@ class GameBots:
         return Decision(action, None)
 
     def _fallen_back(self, game: Game, seat: int, why: str) -> Decision:
+        if self.fallback_spec is None:  # only after a timeout, which raised already
+            raise RuntimeError(why)
         self.failures += 1
         action = _choose(game.state.copy(), self.fallback(), self.fallback_spec.spec)
         return Decision(action, f"{why}: the {self.fallback_name} bot played this move "

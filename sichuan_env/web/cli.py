@@ -5,7 +5,7 @@
     python -m sichuan_env.play --web [--host 127.0.0.1] [--port 8000]
         [--seats you,rules,rules,rules] [--rules mil] [--seed S] [--allow-host NAME]
         [--max-games N] [--games-per-client N] [--idle-minutes M] [--bot-time-limit S]
-        [--fallback SPEC]
+        [--bot-workers N] [--fallback SPEC]
 
 ``--seats``: four comma-separated entries in seat order (seat 0 deals), exactly one of
 them ``you``; the others are agent specs for :func:`sichuan_env.agent.make_agent`
@@ -17,7 +17,8 @@ port. A ``--host`` other than loopback prints a one-line warning (anyone who can
 the port can play); the ``Host`` header must then be an IP address, ``localhost``, the
 ``--host`` or a name given with ``--allow-host``. ``--max-games``,
 ``--games-per-client``, ``--idle-minutes``, ``--bot-time-limit`` and ``--fallback`` set
-the limits of docs/play.md. Bad arguments print one line and exit with status 2.
+the limits of docs/play.md; bots other than random, greedy and rules think in
+``--bot-workers`` processes. Bad arguments print one line and exit with status 2.
 """
 
 from __future__ import annotations

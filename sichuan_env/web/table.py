@@ -126,7 +126,7 @@ class WebGame:
 
     def __init__(self, seats: Sequence[BotSpec | None], rules: Rules,
                  seeds: DealSeeds | None = None, *, time_limit: float = 10.0,
-                 fallback: str = "rules", label: str = "",
+                 fallback: str | None = "rules", label: str = "",
                  workers: BotWorkers | None = None) -> None:
         humans = [s for s, a in enumerate(seats) if a is None]
         if len(seats) != 4 or len(humans) != 1:
@@ -299,18 +299,8 @@ def warm_up(seats: Sequence[BotSpec | None], rules: Rules, seed: int = 0,
             time_limit: float = 600.0) -> None:
     """Play one deal with these bots (the human's moves: the first legal ones), so that the
     compiled kernels are ready before the first browser asks (on a fresh checkout they
-    compile for about a minute) and a bot that fails is found before the server starts
-    (its error is raised)."""
-    game = WebGame(seats, rules, DealSeeds(seed), time_limit=time_limit)
-    bots = game.bots
-
-    def strict(g: Game):  # no fallback here: a failing bot is an error of the command line
-        seat = int(g.current_seat)
-        from sichuan_env.web.bots import Decision, _choose
-
-        return Decision(_choose(g.state, bots.agents[seat], bots.specs[seat].spec), None)
-
-    bots.decide = strict  # type: ignore[method-assign]
-    game.new_deal()
+    compile for about a minute) and a bot that fails is found before the server starts:
+    its error is raised (no fallback plays for it here)."""
+    game = WebGame(seats, rules, DealSeeds(seed), time_limit=time_limit, fallback=None)
     while not game.done:
         game.act(game.step, game.legal()[0])
