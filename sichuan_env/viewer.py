@@ -104,7 +104,7 @@ def build_frames(record: dict[str, Any], viewer: int | None = None) -> list[dict
     frames = []
     step: ReplayStep
     held: list[ReplayStep] = []  # steps the viewer did not see, for the next frame
-    for k, step in enumerate(replay_steps(record)):
+    for step in replay_steps(record):
         st = step.state
         live = not bool(st.done[0])
         if viewer is not None and live and unobserved(st, viewer):
@@ -128,7 +128,8 @@ def build_frames(record: dict[str, Any], viewer: int | None = None) -> list[dict
             }
         tv = table_view(st, 0, viewer)
         frames.append({
-            "step": k,
+            "step": len(frames),  # the frame's place (a step of the deal, in a seat view
+            #                       one the seat saw)
             "events": [i for s in steps for i in s.events],
             "decision": decision,
             "forced": [_event_text(events[i], viewer, auto=True) for i in shown[1:]],

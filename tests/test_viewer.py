@@ -197,6 +197,7 @@ def test_frames_follow_the_engine(sample) -> None:
         assert len(frames) == len(seen) and (viewer is None or len(seen) < len(states))
         covered = [i for f in frames for i in f["events"]]
         assert covered == list(range(len(sample["events"])))
+        assert [f["step"] for f in frames] == list(range(len(frames)))  # the page's index
         for f, state in zip(frames, seen, strict=True):
             assert f["wall"] == int(state.wall_left[0])
             assert f["scores"] == [int(x) for x in state.scores[0]]
