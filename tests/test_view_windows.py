@@ -55,7 +55,17 @@ def test_twins_were_found_with_both_kinds_of_window():
 
 @pytest.mark.parametrize("i", range(12))
 def test_a_seat_not_asked_cannot_tell_a_window_is_open(i):
-    tw = TWINS[i]
+    _check_twins(TWINS[i])
+
+
+def test_a_seat_not_asked_cannot_tell_a_rob_window_is_open():
+    robs = list(window_twins([477, 789, 831], want=3, phases=(ROB,)))
+    assert robs and all(t.window.phase[0] == ROB for t in robs)
+    for tw in robs:
+        _check_twins(tw)
+
+
+def _check_twins(tw) -> None:
     others = [s for s in range(4) if s not in tw.asked]
     assert others
     for s in others:

@@ -28,6 +28,7 @@ import pytest
 from sichuan_env.actions import action_to_str
 from sichuan_env.game import Game
 from sichuan_env.rules import get_rules
+from sichuan_env.state import ROB
 from sichuan_env.web import table as web_table
 from sichuan_env.web.app import COOKIE, WebConfig, create_app
 from sichuan_env.web.bots import BotSpec, display_name
@@ -61,7 +62,8 @@ def _first_frame(state, move: int) -> dict:
 
 def test_frames_do_not_tell_that_a_window_opened():
     """The web form of the twin test: leak 1 of the issue (a bot that could pung the
-    human's discard and passed showed as phase 'claim') fails it."""
+    human's discard and passed showed as phase 'claim') fails it; the same for a kong
+    that a bot could have robbed."""
     n = 0
     for tw in window_twins(range(40), want=10):
         if any(s == int(tw.before.current[0]) for s in tw.asked):
@@ -72,6 +74,12 @@ def test_frames_do_not_tell_that_a_window_opened():
         assert with_window["table"]["phase"] != "claim"
         n += 1
     assert n >= 6
+    robs = 0  # a kong added to a pung that a bot could rob (Hu on it) and did not
+    for tw in window_twins([477, 789, 831], want=3, phases=(ROB,)):
+        if int(tw.before.current[0]) not in tw.asked:
+            assert _first_frame(tw.before, tw.move) == _first_frame(tw.twin_before, tw.move)
+            robs += 1
+    assert robs
 
 
 def test_every_deal_has_its_own_secret_seed(monkeypatch):
