@@ -17,7 +17,8 @@ answer, passed-Hu value, and nothing of the wall but its length. Nor whether a c
 rob window is open, unless it asks the seat: the engine opens one only when some seat has
 an option, so a seat it does not ask sees the table as of the move that opened it
 (:func:`unobserved`); the seat that is asked sees the window.
-``tests/test_view.py`` checks this by changing those fields.
+``tests/test_observation.py`` checks this by changing those fields,
+``tests/test_view_windows.py`` with twin deals that differ only in whether a window opened.
 
 The view of a row is computed by one compiled kernel (:func:`view_row`); the observation
 encoder calls it row by row inside its own compiled loop, so one row and many go through
