@@ -57,6 +57,7 @@ import numpy as np
 
 from agents.search import SearchAgent
 from agents.search_rollout import play_out
+from sichuan_env import engine
 from sichuan_env.actions import ACTION_STRINGS, HU
 from sichuan_env.agent import AgentSpecError, agent_input, make_agent, parse_spec
 from sichuan_env.records import (
@@ -131,10 +132,11 @@ class Reviewer:
     a :class:`~agents.search.SearchAgent` is also the estimator (its ``k``, ``top``,
     ``rollout`` and ``hands``), any other agent is asked for its choice and a default
     search agent estimates. ``k`` overrides the estimator's samples per decision; ``seed``
-    seeds each decision's generator with ``(seed, event)``; ``rules`` are the deal's."""
+    seeds each decision's generator with ``(seed, event)``; ``rules`` are the deal's;
+    ``threads``: numba threads for the play-outs (the same estimates on any number)."""
 
     def __init__(self, agent: str | Any = DEFAULT_AGENT, *, rules: Rules, k: int | None = None,
-                 seed: int = 0) -> None:
+                 seed: int = 0, threads: int | None = None) -> None:
         self.spec = agent if isinstance(agent, str) else getattr(agent, "name", repr(agent))
         self.agent = (make_agent(agent, seed=seed, preset=rules.preset)
                       if isinstance(agent, str) else agent)
@@ -148,6 +150,8 @@ class Reviewer:
             if isinstance(k, bool) or not isinstance(k, int) or k < 2:
                 raise ValueError(f"k must be an integer >= 2, got {k!r}")
             self.estimator.k = k
+        if threads is not None:
+            self.estimator.threads = engine.check_threads(threads)
         self.estimator.rules = rules
         self.rules = rules
         self.seed = int(seed)
@@ -406,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--k", type=int, default=None,
                    help=f"samples per decision (default {DEFAULT_K}, or the search spec's k)")
     p.add_argument("--seed", type=int, default=0, help="seed of the samples (default 0)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads for the play-outs (default 1; the same estimates on any "
+                        "number)")
     p.add_argument("--out", default=None, help="the HTML page to write (one deal)")
     p.add_argument("--json", default=None, help="the JSON to write")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -439,7 +446,8 @@ def main(argv: list[str] | None = None) -> int:
                 rules = validate_record(rec)
                 key = json.dumps(rec["rules"], sort_keys=True)
                 if key not in reviewers:
-                    reviewers[key] = Reviewer(a.agent, rules=rules, k=a.k, seed=a.seed)
+                    reviewers[key] = Reviewer(a.agent, rules=rules, k=a.k, seed=a.seed,
+                                              threads=a.threads)
                 reviewer = reviewers[key]
                 bar.start(f"deal {n}")
                 got = review_record(rec, seats, reviewer, bar)
