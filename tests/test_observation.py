@@ -172,11 +172,13 @@ def test_void_planes_follow_reveal() -> None:
 def test_claim_and_drawn_planes() -> None:
     st = play(2, 200, tables=32)
     obs_active = encode(st, st.active.astype(int))
+    obs_asked = encode(st, st.current.astype(int))
     claim_c, _ = PLANES["claim_tile"]
     drawn_c, _ = PLANES["drawn"]
     for b in range(32):
-        if st.phase[b] == CLAIM:
-            assert obs_active[b, claim_c, st.claim_tile[b]] == 1
+        if st.phase[b] == CLAIM:  # the asked seat sees the window; the discarder cannot
+            assert obs_asked[b, claim_c, st.claim_tile[b]] == 1  # tell it is open
+            assert not obs_active[b, claim_c].any()
         if st.phase[b] == TURN and st.drawn_tile[b] >= 0:
             assert obs_active[b, drawn_c, st.drawn_tile[b]] == 1
         other = encode(st, (int(st.active[b]) + 1) % 4, [b])[0]

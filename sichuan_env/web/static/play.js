@@ -238,6 +238,9 @@
     g.dataset.deal = st.deal;
     draw(st.table, true);
     drawSettlement(st);
+    const notice = $('notice');  // a bot failed or ran out of time: who played for it
+    notice.textContent = (st.notices || []).join(' ');
+    notice.hidden = !notice.textContent;
     g.dataset.ready = '1';
   }
 
@@ -265,7 +268,7 @@
     showError('');
     $('game').dataset.ready = '0';
     try {
-      await show(await call('POST', '/api/act', {step: state.step, action}));
+      await show(await call('POST', '/api/act', {deal: state.deal, step: state.step, action}));
     } catch (err) {
       showError(err.message);
       busy = false;
