@@ -73,7 +73,7 @@ from sichuan_env.state import PHASE_NAMES, TURN, State
 from sichuan_env.view import seat_view
 
 __all__ = ["DEFAULT_AGENT", "DEFAULT_K", "FORMAT", "DecisionPoint", "Reviewer",
-           "decision_points", "review_record", "summarize", "seat_table", "main"]
+           "decision_points", "review_part", "review_record", "summarize", "seat_table", "main"]
 
 FORMAT = "sichuan-review/1"
 #: The default reviewer: the search agent (its candidates, its choice on the play-outs).
@@ -255,6 +255,18 @@ def review_record(record: dict[str, Any], seats: Sequence[int], reviewer: Review
             progress(j + 1, len(points))
     per_seat = {str(s): summarize([d for d in out if d["seat"] == s]) for s in seats}
     return {"decisions": out, "seats": per_seat, "summary": summarize(out)}
+
+
+def review_part(record: dict[str, Any], seat: int, start: int, stop: int,
+                k: int = DEFAULT_K, seed: int = 0) -> dict[str, Any]:
+    """Decisions ``start..stop - 1`` of ``seat``'s review of ``record`` with the default
+    reviewer (for a job that reports its progress, :mod:`sichuan_env.web.review`):
+    ``{"total": N, "decisions": [...], "estimator": {...}}``. Each decision's samples
+    depend on ``seed`` and its event only, so the parts make the whole review."""
+    points = decision_points(record, [seat])
+    reviewer = Reviewer(DEFAULT_AGENT, rules=validate_record(record), k=k, seed=seed)
+    return {"total": len(points), "estimator": reviewer.settings(),
+            "decisions": [reviewer.review(d) for d in points[start:stop]]}
 
 
 def _record_agents(record: dict[str, Any]) -> list[str] | None:

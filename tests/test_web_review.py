@@ -1,0 +1,99 @@
+"""Review this deal, in browser play: the human seat's review runs in a worker process in
+the background while other games go on, its progress is reported, and the reviewed replay
+is the review of ``python -m agents.review`` (parts reviewed in turn make the same whole)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+
+import pytest
+
+from agents.review import Reviewer, review_record
+from sichuan_env.records import validate_record
+
+from support.web_helpers import LiveServer, create_app, make_config
+
+pytestmark = pytest.mark.slow  # a worker process reviews whole deals
+
+
+@pytest.fixture(scope="module")
+def server():
+    app = create_app(make_config(["rules", "you", "rules", "rules"], seed=5, review_k=8))
+    live = LiveServer(app)
+    yield live
+    app.state.reviews.close()
+    live.close()
+
+
+def _play_to_end(client) -> dict:
+    st = client.post("/api/new", json={}).json()
+    while not st["done"]:
+        st = client.post("/api/act", json={"deal": st["deal"], "step": st["step"],
+                                           "action": st["table"]["legal"][-1]}).json()
+    return st
+
+
+def test_review_this_deal(server):
+    with server.client() as client, server.client() as other:
+        st = client.post("/api/new", json={}).json()
+        resp = client.post("/api/review", json={})
+        assert resp.status_code == 409 and "over" in resp.json()["error"]
+        st = _play_to_end(client)
+        assert client.get("/api/review").json() == {"deal": st["deal"], "status": "none",
+                                                    "done": 0, "total": None}
+        assert client.get("/review").status_code == 409
+        assert client.post("/api/review", json={"seat": 0}).status_code == 400
+
+        job = client.post("/api/review", json={})
+        assert job.status_code == 200 and job.json()["status"] in ("queued", "running")
+        # another player goes on meanwhile: every answer comes quickly
+        slowest = [0.0]
+        stop = threading.Event()
+
+        def keep_playing():
+            o = other.post("/api/new", json={}).json()
+            while not stop.is_set():
+                t = time.perf_counter()
+                o = (other.post("/api/new", json={}) if o["done"] else other.post(
+                    "/api/act", json={"deal": o["deal"], "step": o["step"],
+                                      "action": o["table"]["legal"][0]})).json()
+                slowest[0] = max(slowest[0], time.perf_counter() - t)
+
+        player = threading.Thread(target=keep_playing)
+        player.start()
+        seen = []
+        deadline = time.monotonic() + 400
+        while True:
+            got = client.get("/api/review").json()
+            seen.append((got["status"], got["done"]))
+            if got["status"] in ("done", "failed") or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        stop.set()
+        player.join(60)
+        assert got["status"] == "done", got
+        assert got["done"] == got["total"] > 0
+        assert any(s == "running" and 0 < d < got["total"] for s, d in seen)  # progress
+        assert slowest[0] < 3.0, slowest  # not held up by the review
+
+        again = client.post("/api/review", json={}).json()
+        assert again == got  # kept, not reviewed twice
+        page = client.get("/review")
+        assert page.status_code == 200
+        assert "script-src" in page.headers["content-security-policy"]
+        data = json.loads(re.search(r'<script type="application/json" id="review-data">'
+                                    r"(.*?)</script>", page.text, re.S).group(1))
+        rec = client.get("/api/record")
+        record = json.loads(rec.text)
+        whole = review_record(record, [1], Reviewer("search", rules=validate_record(record),
+                                                    k=8, seed=0))
+        assert {int(k): v for k, v in data["byEvent"].items()} == {
+            d["event"]: d for d in whole["decisions"]}
+        assert all(d["seat"] == 1 for d in data["byEvent"].values())
+
+        nxt = client.post("/api/new", json={}).json()
+        assert client.get("/api/review").json()["status"] == "none"
+        assert nxt["deal"] == st["deal"] + 1
