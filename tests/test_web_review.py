@@ -4,6 +4,7 @@ is the review of ``python -m agents.review`` (parts reviewed in turn make the sa
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
@@ -140,3 +141,28 @@ def test_review_button_in_chromium(browser, server):
     assert len(statuses) >= 2  # asked, then polled
     ctx.close()
     assert problems == []
+
+
+def test_a_failing_review_fails_alone_and_the_queue_is_bounded():
+    from sichuan_env.web.review import Reviews
+    from sichuan_env.web.table import GameError
+
+    async def scenario():
+        bad = Reviews(k=2, reviewer="support.failing_review:review", max_queued=1)
+        try:
+            job = bad.start("g1", 0, 1, {"events": []})
+            assert bad.start("g1", 0, 1, {}) is job  # the same deal: the same job
+            with pytest.raises(GameError) as err:
+                bad.start("g2", 0, 1, {})
+            assert err.value.status == 503 and "reviewing 1 deals" in str(err.value)
+            await job.task
+            assert job.status == "failed" and "logged" in job.public()["error"]
+            again = bad.start("g1", 0, 1, {"events": []})  # a failed review may be asked again
+            assert again is not job and again.status == "queued"
+            await again.task
+            bad.forget(set())
+            assert bad.jobs == {}
+        finally:
+            bad.close()
+
+    asyncio.run(scenario())

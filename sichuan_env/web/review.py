@@ -22,6 +22,7 @@ import importlib
 import logging
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,6 +144,11 @@ class Reviews:
             job.status = "failed"
             job.error = "cancelled"
             raise
+        except BrokenProcessPool as err:  # the worker died: a new one for the next review
+            self._pool = None
+            log.error("review of deal %s failed: the worker process died: %s", job.deal, err)
+            job.status = "failed"
+            job.error = "the review failed (the error is logged)"
         except Exception as err:  # a fault of the review: this job fails, the server goes on
             log.error("review of deal %s failed: %s: %s", job.deal, type(err).__name__, err,
                       exc_info=err)
