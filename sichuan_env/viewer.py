@@ -54,6 +54,7 @@ from sichuan_env.records import (
 )
 from sichuan_env.state import END_NAMES, PHASE_NAMES
 from sichuan_env.svg import render_svg, tile_defs
+from sichuan_env.view import table_view, unobserved
 
 __all__ = ["build_frames", "main", "render_page", "review_data", "write_replay"]
 
@@ -102,36 +103,49 @@ def _win_text(w: dict[str, Any]) -> str:
 
 
 def build_frames(record: dict[str, Any], viewer: int | None = None) -> list[dict[str, Any]]:
-    """One frame per decision (the first: the deal). Raises like
-    :func:`sichuan_env.records.replay` for a record that does not replay."""
+    """One frame per decision (the first: the deal); with ``viewer``, one per decision
+    that seat saw: a claim or rob window that did not ask it is not shown (its moves go
+    into the frame of its outcome, without the other seats' passes), as it could not know
+    the window was open. Raises like :func:`sichuan_env.records.replay` for a record that
+    does not replay."""
     events = record["events"]
     frames = []
     step: ReplayStep
+    held: list[ReplayStep] = []  # steps the viewer did not see, for the next frame
     for k, step in enumerate(replay_steps(record)):
         st = step.state
         live = not bool(st.done[0])
+        if viewer is not None and live and unobserved(st, viewer):
+            held.append(step)
+            continue
+        steps = [*held, step]
+        held = []
+        shown = [i for s in steps for i in s.events
+                 if viewer is None or events[i]["seat"] == viewer or events[i]["act"] != "pass"]
         decision = None
-        if step.events:
-            i = step.events[0]
+        if shown:
+            i = shown[0]
             e = events[i]
             hidden = viewer is not None and e["seat"] != viewer
             decision = {
                 "event": i, "seat": e["seat"],
                 "text": _event_text(e, viewer, auto=False),
-                "legal": None if hidden else step.legal,
+                "legal": None if hidden else steps[0].legal if i == steps[0].events[0]
+                else None,
                 "chosen": None if hidden else _action_string(e),
             }
+        tv = table_view(st, 0, viewer)
         frames.append({
             "step": k,
-            "events": step.events,
+            "events": [i for s in steps for i in s.events],
             "decision": decision,
-            "forced": [_event_text(events[i], viewer, auto=True) for i in step.events[1:]],
-            "payments": [_payment_text(p) for p in step.payments],
-            "wins": [_win_text(w) for w in step.wins],
+            "forced": [_event_text(events[i], viewer, auto=True) for i in shown[1:]],
+            "payments": [_payment_text(p) for s in steps for p in s.payments],
+            "wins": [_win_text(w) for s in steps for w in s.wins],
             "wall": int(st.wall_left[0]),
             "scores": [int(x) for x in st.scores[0]],
-            "current": int(st.current[0]) if live else -1,
-            "phase": PHASE_NAMES[int(st.phase[0])],
+            "current": tv.current if live else -1,
+            "phase": PHASE_NAMES[tv.phase],
             "end": None if live else END_NAMES[int(st.end_reason[0])],
             "svg": render_svg(st, 0, viewer=viewer, defs=False),
         })

@@ -389,7 +389,9 @@ def _play_one(url: str, seed: int) -> tuple[list[int], int, str]:
 
 @pytest.mark.slow
 def test_twenty_concurrent_games(tmp_path: Path) -> None:
-    srv = LiveServer(create_app(make_config(["you", "rules", "rules", "rules"], seed=None)))
+    # twenty players from one address (the default allows a client address 8 games)
+    srv = LiveServer(create_app(make_config(["you", "rules", "rules", "rules"], seed=None,
+                                            per_client=20)))
     try:
         t0 = time.perf_counter()
         with ThreadPoolExecutor(20) as pool:

@@ -63,8 +63,10 @@ from sichuan_env.web.guard import HostCheck, SecurityHeaders, inline_script_csp,
 from sichuan_env.web.review import Reviews
 from sichuan_env.web.store import GameEntry, GameStore
 from sichuan_env.web.table import DealSeeds, GameError, WebGame
+from sichuan_env.web.workers import BotWorkers
 
-__all__ = ["COOKIE", "GAME_THREADS", "MAX_BODY", "WebConfig", "create_app", "run_for_game"]
+__all__ = ["COOKIE", "GAME_THREADS", "MAX_BODY", "GameFactory", "WebConfig", "create_app",
+           "default_game", "run_for_game"]
 
 log = logging.getLogger("sichuan_env.web")
 
@@ -82,9 +84,10 @@ class WebConfig:
     :class:`~sichuan_env.web.bots.BotSpec`; each game builds its own bots from them), the
     rules, ``seed`` (None: every deal's seed drawn secretly; an int: deal n of every game
     is dealt from seed + n, reproducible and predictable), the limits of
-    :class:`~sichuan_env.web.store.GameStore`, and the bots' time limit per decision and
-    fallback agent; ``review_k`` samples per decision of a deal's review and
-    ``max_reviews`` reviews queued at most (:class:`~sichuan_env.web.review.Reviews`)."""
+    :class:`~sichuan_env.web.store.GameStore`, the bots' time limit per decision and
+    fallback agent, the worker processes in which isolated bot seats think, and
+    ``review_k`` samples per decision of a deal's review and ``max_reviews`` reviews
+    queued at most (:class:`~sichuan_env.web.review.Reviews`)."""
 
     seats: Sequence[BotSpec | None]
     rules: Rules
@@ -94,6 +97,7 @@ class WebConfig:
     idle_seconds: float = 3600.0
     time_limit: float = 10.0
     fallback: str = "rules"
+    workers: BotWorkers | None = None  # the worker processes of isolated bot seats
     review_k: int = 256
     max_reviews: int = 16
 
@@ -128,18 +132,28 @@ def _client(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
+GameFactory = Callable[[WebConfig, int], WebGame]
+
+
+def default_game(config: WebConfig, number: int) -> WebGame:
+    """Game ``number`` (1, 2, ...) of a server: the configured seats, secret or fixed
+    seeds, the configured bots' limits."""
+    return WebGame(config.seats, config.rules, DealSeeds(config.seed),
+                   time_limit=config.time_limit, fallback=config.fallback,
+                   label=f"#{number}", workers=config.workers)
+
+
 def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None,
-               ip_hosts: bool = False) -> Starlette:
+               ip_hosts: bool = False, game_factory: GameFactory = default_game) -> Starlette:
     """The ASGI application. ``allowed_hosts``: ``Host`` names accepted (None: any), and
-    with ``ip_hosts`` any IP address too (see :class:`~sichuan_env.web.guard.HostCheck`)."""
+    with ``ip_hosts`` any IP address too (see :class:`~sichuan_env.web.guard.HostCheck`);
+    ``game_factory`` makes each new game (default :func:`default_game`)."""
     store = GameStore(config.max_games, config.per_client, config.idle_seconds)
-    seeds = DealSeeds(config.seed)
     reviews = Reviews(k=config.review_k, max_queued=config.max_reviews)
     counter = iter(range(1, 2**62))
 
     def new_game() -> tuple[WebGame, list[dict[str, Any]]]:
-        game = WebGame(config.seats, config.rules, seeds, time_limit=config.time_limit,
-                       fallback=config.fallback, label=f"#{next(counter)}")
+        game = game_factory(config, next(counter))
         return game, game.frames_at_start
 
     def reply(entry: GameEntry, frames: list[dict[str, Any]]) -> Response:

@@ -17,9 +17,10 @@ the seat until then (the late answer is dropped).
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ import numpy as np
 
 from sichuan_env.driver import choose
 from sichuan_env.game import Game
+from sichuan_env.web.workers import BotWorkers
 
 __all__ = ["BOT_THREADS", "BotSpec", "Decision", "GameBots", "display_name"]
 
@@ -38,6 +40,9 @@ _ROW = np.zeros(1, np.intp)
 #: The threads bot decisions run in (a decision that ran out of time keeps its thread
 #: until it returns; the pool is large enough for several such).
 BOT_THREADS = ThreadPoolExecutor(max_workers=32, thread_name_prefix="sichuan-bot")
+
+
+_FRESH: dict[tuple[str, str, int | None], Any] = {}  # never used agents, copied for games
 
 
 def display_name(spec: str) -> str:
@@ -58,21 +63,35 @@ def display_name(spec: str) -> str:
 @dataclass(frozen=True)
 class BotSpec:
     """One bot seat: the agent ``spec`` (as for :func:`sichuan_env.agent.make_agent`), the
-    rule preset it plays and the ``name`` the page shows (default :func:`display_name`)."""
+    rule preset it plays, the ``name`` the page shows (default :func:`display_name`), and
+    whether it thinks in a worker process (``isolated``; for slow bots, see
+    :mod:`sichuan_env.web.workers`)."""
 
     spec: str
     preset: str = "mil"
     name: str = ""
+    isolated: bool = False  # decide in a worker process (sichuan_env.web.workers)
 
     @property
     def shown(self) -> str:
         return self.name or display_name(self.spec)
 
     def build(self, seed: int | None = None) -> Any:
-        """A new agent object of this spec (validated once by the server at start)."""
+        """A new agent object of this spec (validated once by the server at start): a
+        copy of a fresh, never used one kept per spec and seed (looking an agent up by
+        its spec costs tens of milliseconds), or a new one for an agent that cannot be
+        copied."""
         from sichuan_env.agent import make_agent
 
-        return make_agent(self.spec, seed=seed, preset=self.preset, validate=False)
+        key = (self.spec, self.preset, seed)
+        proto = _FRESH.get(key)
+        if proto is None:
+            proto = _FRESH[key] = make_agent(self.spec, seed=seed, preset=self.preset,
+                                             validate=False)
+        try:
+            return copy.deepcopy(proto)
+        except Exception:
+            return make_agent(self.spec, seed=seed, preset=self.preset, validate=False)
 
 
 class Decision(NamedTuple):
@@ -84,23 +103,38 @@ class GameBots:
     """The bot seats of one game: ``specs`` in seat order (None: the human's seat).
 
     ``time_limit``: seconds per decision; ``fallback``: the spec of the agent that plays a
-    decision the seat's bot could not; ``label``: names the game in the log."""
+    decision the seat's bot could not (None: the bot's error is raised, as when the
+    server tries its bots before it starts); ``label``: names the game in the log;
+    ``workers``: the processes of the seats whose spec is ``isolated``."""
 
     def __init__(self, specs: Sequence[BotSpec | None], *, time_limit: float = 10.0,
-                 fallback: str = "rules", label: str = "",
-                 builder: Callable[[BotSpec, int], Any] | None = None) -> None:
+                 fallback: str | None = "rules", label: str = "",
+                 workers: BotWorkers | None = None) -> None:
         self.specs = list(specs)
         self.time_limit = float(time_limit)
-        self.label = label
-        build = builder or (lambda spec, seat: spec.build(seed=seat))
-        self.agents: list[Any] = [None if sp is None else build(sp, s)
-                                  for s, sp in enumerate(self.specs)]
+        self.label = label or f"@{id(self):x}"
+        self._workers = workers if any(sp is not None and sp.isolated
+                                       for sp in self.specs) else None
+        self.worker = self._workers.assign() if self._workers is not None else None
+        # this game's own agent objects (those of isolated seats live in its worker)
+        self.agents: list[Any] = [None if sp is None or self._isolated(sp)
+                                  else sp.build(seed=s) for s, sp in enumerate(self.specs)]
         preset = next((sp.preset for sp in self.specs if sp is not None), "mil")
-        self.fallback_spec = BotSpec(fallback, preset)
-        self.fallback_name = display_name(fallback)
+        self.fallback_spec = None if fallback is None else BotSpec(fallback, preset)
+        self.fallback_name = "" if fallback is None else display_name(fallback)
         self._fallback: Any = None
         self._busy: dict[int, Future] = {}  # seat -> a decision still running after its time
         self.failures = 0
+
+    def _isolated(self, spec: BotSpec) -> bool:
+        return spec.isolated and self.worker is not None
+
+    def close(self) -> None:
+        """The game is over for good: its agents in the worker are dropped."""
+        if self.worker is not None and self._workers is not None:
+            self.worker.send("drop", self.label)
+            self._workers.release(self.worker)
+            self.worker = None
 
     @property
     def names(self) -> list[str]:
@@ -108,6 +142,8 @@ class GameBots:
 
     def reset(self) -> None:
         """Called at each new deal: every bot's ``reset`` (when it has one)."""
+        if self.worker is not None:
+            self.worker.send("reset", self.label)
         for s, agent in enumerate(self.agents):
             if agent is None or s in self._busy:
                 continue
@@ -122,7 +158,9 @@ class GameBots:
             self._fallback.reset()
 
     def fallback(self) -> Any:
+        """This game's fallback agent (built on first use)."""
         if self._fallback is None:
+            assert self.fallback_spec is not None
             self._fallback = self.fallback_spec.build(seed=0)
         return self._fallback
 
@@ -138,17 +176,30 @@ class GameBots:
             return self._fallen_back(game, seat, f"seat {seat}'s bot is still busy with an "
                                      "earlier decision")
         state = game.state.copy()  # the bot reads its own copy: a late bot changes nothing
-        name = self.specs[seat].spec
-        future = BOT_THREADS.submit(_choose, state, agent, name)
+        spec = self.specs[seat]
+        name = spec.spec
         try:
-            action = future.result(timeout=self.time_limit)
-        except FutureTimeout:
-            self._busy[seat] = future
+            if self._isolated(spec):
+                assert self.worker is not None
+                action = self.worker.decide(self.label, seat, name, spec.preset, state,
+                                            self.time_limit)
+            else:
+                future = BOT_THREADS.submit(_choose, state, agent, name)
+                try:
+                    action = future.result(timeout=self.time_limit)
+                except FutureTimeout:
+                    self._busy[seat] = future
+                    raise TimeoutError from None
+        except TimeoutError:
+            if self.fallback_spec is None:
+                raise
             log.error("game %s seat %d (%s): no decision within %.1f s; %s plays it",
                       self.label, seat, name, self.time_limit, self.fallback_name)
             return self._fallen_back(game, seat, f"seat {seat}'s bot took longer than "
                                      f"{self.time_limit:g} s")
         except Exception as err:
+            if self.fallback_spec is None:
+                raise
             log.error("game %s seat %d (%s): the bot failed: %s: %s; %s plays it",
                       self.label, seat, name, type(err).__name__, err, self.fallback_name,
                       exc_info=err)
@@ -157,6 +208,8 @@ class GameBots:
         return Decision(action, None)
 
     def _fallen_back(self, game: Game, seat: int, why: str) -> Decision:
+        if self.fallback_spec is None:  # only after a timeout, which raised already
+            raise RuntimeError(why)
         self.failures += 1
         action = _choose(game.state.copy(), self.fallback(), self.fallback_spec.spec)
         return Decision(action, f"{why}: the {self.fallback_name} bot played this move "

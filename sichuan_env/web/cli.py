@@ -5,7 +5,7 @@
     python -m sichuan_env.play --web [--host 127.0.0.1] [--port 8000]
         [--seats you,rules,rules,rules] [--rules mil] [--seed S] [--allow-host NAME]
         [--max-games N] [--games-per-client N] [--idle-minutes M] [--bot-time-limit S]
-        [--fallback SPEC]
+        [--bot-workers N] [--fallback SPEC]
 
 ``--seats``: four comma-separated entries in seat order (seat 0 deals), exactly one of
 them ``you``; the others are agent specs for :func:`sichuan_env.agent.make_agent`
@@ -17,7 +17,8 @@ port. A ``--host`` other than loopback prints a one-line warning (anyone who can
 the port can play); the ``Host`` header must then be an IP address, ``localhost``, the
 ``--host`` or a name given with ``--allow-host``. ``--max-games``,
 ``--games-per-client``, ``--idle-minutes``, ``--bot-time-limit`` and ``--fallback`` set
-the limits of docs/play.md. Bad arguments print one line and exit with status 2.
+the limits of docs/play.md; bots other than random, greedy and rules think in
+``--bot-workers`` processes. Bad arguments print one line and exit with status 2.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import NoReturn
 
 PROG = "python -m sichuan_env.play --web"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+LIGHT = ("random", "greedy", "rules")  # bots quick enough to think in the server's process
 
 
 class _Parser(argparse.ArgumentParser):
@@ -107,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bot-time-limit", type=_positive(float, "--bot-time-limit"), default=10.0,
                    help="seconds a bot may think per decision before the fallback plays "
                    "(default 10)")
+    p.add_argument("--bot-workers", type=int, default=2, metavar="N",
+                   help="worker processes in which bots other than random, greedy and rules "
+                   "think (default 2; 0: every bot in the server's own process)")
     p.add_argument("--fallback", default="rules",
                    help="the agent that plays a decision a bot failed (default rules)")
     p.add_argument("--review-k", type=_positive(int, "--review-k"), default=256,
@@ -121,8 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     from sichuan_env.agent import make_agent
     from sichuan_env.rules import get_rules
     from sichuan_env.web.app import WebConfig, create_app
-    from sichuan_env.web.bots import BotSpec
+    from sichuan_env.web.bots import BotSpec, display_name
     from sichuan_env.web.table import warm_up
+    from sichuan_env.web.workers import BotWorkers
 
     try:
         seats = parse_seats(args.seats)
@@ -141,8 +147,11 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as err:  # AgentSpecError and friends
             flag = "--fallback" if len(specs) == 4 else "--seats"
             return _fail(f"{flag}: {str(err).splitlines()[0]}")
-        specs.append(BotSpec(spec, rules.preset))
+        specs.append(BotSpec(spec, rules.preset,
+                             isolated=args.bot_workers > 0 and display_name(spec) not in LIGHT))
     specs = specs[:4]
+    if args.bot_workers < 0:
+        return _fail(f"--bot-workers must be 0 or more, got {args.bot_workers}")
     try:
         sock = socket.create_server((args.host, args.port),
                                     family=socket.AF_INET6 if ":" in args.host
@@ -152,10 +161,16 @@ def main(argv: list[str] | None = None) -> int:
     port = sock.getsockname()[1]
     print("Getting the engine and the bots ready (the first run compiles for a minute)...",
           file=sys.stderr, flush=True)
+    heavy = sorted({sp.spec for sp in specs if sp is not None and sp.isolated})
+    workers = BotWorkers(args.bot_workers, heavy, rules.preset) if heavy else None
     try:
-        warm_up(specs, rules)
+        warm_up([sp and BotSpec(sp.spec, sp.preset) for sp in specs], rules)
+        if workers is not None:
+            workers.wait_ready()
     except Exception as err:  # a bot that fails in play: one line, like a bad spec
         sock.close()
+        if workers is not None:
+            workers.close()
         return _fail(f"--seats: a bot failed in a trial deal: {type(err).__name__}: {err}")
     if args.seed is not None:
         print(f"{PROG}: warning: --seed {args.seed}: every game's deals are dealt from known "
@@ -170,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     config = WebConfig(specs, rules, args.seed, max_games=args.max_games,
                        per_client=args.games_per_client, idle_seconds=args.idle_minutes * 60,
                        time_limit=args.bot_time_limit, fallback=args.fallback,
-                       review_k=args.review_k)
+                       workers=workers, review_k=args.review_k)
     app = create_app(config, allowed_hosts=hosts, ip_hosts=not loopback)
     you = seats.index(next(s for s in seats if s.lower() == "you"))
     shown = ", ".join("you" if sp is None else sp.shown for sp in specs)
@@ -183,4 +198,6 @@ def main(argv: list[str] | None = None) -> int:
         pass
     finally:
         sock.close()
+        if workers is not None:
+            workers.close()
     return 0

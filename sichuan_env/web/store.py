@@ -64,9 +64,10 @@ class GameStore:
         with self._lock:
             old = [k for k, e in self.entries.items()
                    if not e.busy and now - e.last_used > self.idle_seconds]
-            for k in old:
-                del self.entries[k]
-        return len(old)
+            gone = [self.entries.pop(k) for k in old]
+        for entry in gone:
+            entry.game.close()
+        return len(gone)
 
     def get(self, game_id: str | None) -> GameEntry:
         """The entry of ``game_id`` (marked used); :class:`GameError` 404 when none."""

@@ -34,6 +34,7 @@ from sichuan_env.tiles import N_KINDS, SUITS, tile_str
 from sichuan_env.view import SeatView, seat_view, unobserved
 from sichuan_env.vocab import MELD_NAMES, SEAT_WINDS
 from sichuan_env.web.bots import BotSpec, GameBots
+from sichuan_env.web.workers import BotWorkers
 
 __all__ = ["DealSeeds", "GameError", "WebGame", "public_moves", "public_table", "warm_up"]
 
@@ -121,16 +122,18 @@ class WebGame:
     agents from them); ``seeds`` the deals' seeds (default: secret draws). ``rules`` with
     several deals per match are played one deal at a time. ``time_limit`` and
     ``fallback``: see :class:`~sichuan_env.web.bots.GameBots`; ``label`` names the game
-    in the server's log."""
+    in the server's log; ``workers`` the worker processes of isolated bot seats."""
 
     def __init__(self, seats: Sequence[BotSpec | None], rules: Rules,
                  seeds: DealSeeds | None = None, *, time_limit: float = 10.0,
-                 fallback: str = "rules", label: str = "") -> None:
+                 fallback: str | None = "rules", label: str = "",
+                 workers: BotWorkers | None = None) -> None:
         humans = [s for s, a in enumerate(seats) if a is None]
         if len(seats) != 4 or len(humans) != 1:
             raise ValueError("a web game needs four seats, exactly one of them the human's")
         self.human = humans[0]
-        self.bots = GameBots(seats, time_limit=time_limit, fallback=fallback, label=label)
+        self.bots = GameBots(seats, time_limit=time_limit, fallback=fallback, label=label,
+                             workers=workers)
         self.names = self.bots.names
         # one deal at a time: a match of several deals would deal the next one inside a step
         self.rules = rules if rules.deals_per_match == 1 else rules.replace(deals_per_match=1)
@@ -159,6 +162,10 @@ class WebGame:
     @property
     def done(self) -> bool:
         return self.game.done
+
+    def close(self) -> None:
+        """The game is dropped (expired): its bots' resources go."""
+        self.bots.close()
 
     def _view(self) -> SeatView:
         return seat_view(self.game.state, self.human, _ROW)
@@ -292,18 +299,8 @@ def warm_up(seats: Sequence[BotSpec | None], rules: Rules, seed: int = 0,
             time_limit: float = 600.0) -> None:
     """Play one deal with these bots (the human's moves: the first legal ones), so that the
     compiled kernels are ready before the first browser asks (on a fresh checkout they
-    compile for about a minute) and a bot that fails is found before the server starts
-    (its error is raised)."""
-    game = WebGame(seats, rules, DealSeeds(seed), time_limit=time_limit)
-    bots = game.bots
-
-    def strict(g: Game):  # no fallback here: a failing bot is an error of the command line
-        seat = int(g.current_seat)
-        from sichuan_env.web.bots import Decision, _choose
-
-        return Decision(_choose(g.state, bots.agents[seat], bots.specs[seat].spec), None)
-
-    bots.decide = strict  # type: ignore[method-assign]
-    game.new_deal()
+    compile for about a minute) and a bot that fails is found before the server starts:
+    its error is raised (no fallback plays for it here)."""
+    game = WebGame(seats, rules, DealSeeds(seed), time_limit=time_limit, fallback=None)
     while not game.done:
         game.act(game.step, game.legal()[0])
