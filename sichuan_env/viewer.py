@@ -282,7 +282,7 @@ _JS = """
         s.className = 'opt' + (o === d.chosen ? ' chosen' : ''); s.textContent = o;
         opts.appendChild(s); });
     } else if (d) { opts.textContent = 'options hidden in this seat view'; }
-    if (review) showReview(d ? review.byEvent[d.event] : null);
+    if (review) showReview(f.events.map(i => review.byEvent[i]).find(r => r) || null);
     list($('forced'), f.forced, 'none');
     list($('pays'), f.payments.concat(f.wins), 'none');
     logList.querySelectorAll('li').forEach(li => {
@@ -307,8 +307,9 @@ _JS = """
   });
   if (review) {
     review.costliest.forEach(c => { const b = document.createElement('button');
-      b.textContent = 'step ' + c.step + ': ' + c.played + ' (-' + c.loss.toFixed(2) + ')';
-      b.dataset.step = c.step; b.onclick = () => show(c.step);
+      const at = frames.findIndex(f => f.events.includes(c.event));
+      b.textContent = 'step ' + at + ': ' + c.played + ' (-' + c.loss.toFixed(2) + ')';
+      b.dataset.step = at; b.dataset.event = c.event; b.onclick = () => show(at);
       $('costliest').appendChild(b); });
   }
   const start = parseInt((location.hash || '#0').slice(1), 10);
@@ -342,7 +343,7 @@ def review_data(review: dict[str, Any], viewer: int | None = None) -> dict[str, 
     who = (f"Reviewer: {review.get('reviewer', '?')}, {est.get('k', '?')} samples per "
            f"decision, {est.get('rollout', '?')} play-outs")
     return {"byEvent": {str(d["event"]): d for d in decisions},
-            "costliest": [{"step": d["step"], "played": d["played"], "loss": d["loss"]}
+            "costliest": [{"event": d["event"], "played": d["played"], "loss": d["loss"]}
                           for d in worst],
             "lines": [who] + lines}
 
