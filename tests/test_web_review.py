@@ -9,6 +9,7 @@ import json
 import re
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -165,4 +166,6 @@ def test_a_failing_review_fails_alone_and_the_queue_is_bounded():
         finally:
             bad.close()
 
-    asyncio.run(scenario())
+    # in a thread of its own: a browser test of this module may hold this thread's loop
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, scenario()).result(timeout=300)
