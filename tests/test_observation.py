@@ -22,7 +22,7 @@ from sichuan_env.observation import (
     observation_bounds,
     plane_names,
 )
-from sichuan_env.state import CLAIM, DONE, TURN, VOID, State
+from sichuan_env.state import CLAIM, DONE, ROB, TURN, VOID, State
 
 SEAT_FIELDS = (
     "hand", "set_aside", "void", "void_revealed", "meld", "river", "river_len", "hu",
@@ -190,7 +190,8 @@ def test_claim_and_drawn_planes() -> None:
 def _perturb_hidden(st: State, observer: int, rng: np.random.Generator) -> State:
     """Change what ``observer`` cannot know: opponents' standing tiles exchanged with the
     wall and with each other, the remaining wall order, unrevealed voids, opponents'
-    set-aside tiles, drawn tile and passed-Hu values, claim offers."""
+    set-aside tiles, drawn tile and passed-Hu values, claim offers, and whether a claim or
+    rob window that does not ask the observer is open at all."""
     s2 = st.copy()
     b = 0
     others = [(observer + r) % 4 for r in (1, 2, 3)]
@@ -231,6 +232,14 @@ def _perturb_hidden(st: State, observer: int, rng: np.random.Generator) -> State
         s2.claim_answer[b, o] = rng.integers(0, 5)
     if s2.active[b] != observer:
         s2.drawn_tile[b] = rng.integers(-1, 27)
+    if s2.phase[b] in (CLAIM, ROB) and s2.current[b] != observer and rng.random() < 0.5:
+        # whether a window is open at all: the engine opens one only when some seat has an
+        # option, so a seat it does not ask cannot tell it from the same table without one
+        s2.phase[b] = TURN
+        s2.current[b] = s2.active[b]
+        s2.claim_tile[b] = -1
+        s2.claim_opts[b] = 0
+        s2.drawn_tile[b] = -1
     return s2
 
 
