@@ -44,6 +44,7 @@ replay, or an agent that cannot be built (one line on stderr).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -71,6 +72,7 @@ from sichuan_env.records import (
 from sichuan_env.rules import Rules
 from sichuan_env.state import PHASE_NAMES, TURN, State
 from sichuan_env.view import seat_view
+from sichuan_env.vocab import N_KINDS
 
 __all__ = ["DEFAULT_AGENT", "DEFAULT_K", "FORMAT", "DecisionPoint", "Reviewer",
            "decision_points", "review_part", "review_record", "summarize", "seat_table", "main"]
@@ -103,10 +105,17 @@ class DecisionPoint:
 def decision_points(record: dict[str, Any], seats: Sequence[int]) -> list[DecisionPoint]:
     """Every decision of ``seats`` in ``record`` with more than one legal action, in
     order. Raises :class:`~sichuan_env.records.RecordError` or
-    :class:`~sichuan_env.records.RecordMismatch` for a record that does not replay."""
+    :class:`~sichuan_env.records.RecordMismatch` for a record that does not replay,
+    ``ValueError`` for a deal with a short wall."""
     out: list[DecisionPoint] = []
     before: State | None = None
-    for k, step in enumerate(replay_steps(record)):
+    steps = replay_steps(record)
+    first = next(steps)  # checks the record
+    tiles = int(first.state.hand[0].sum()) + len(record["wall"])
+    if tiles != 4 * N_KINDS:
+        raise ValueError(f"the deal holds {tiles} tiles, not {4 * N_KINDS}: a deal with "
+                         "a short wall cannot be reviewed (the samples are full deals)")
+    for k, step in enumerate(itertools.chain([first], steps)):
         if step.events and before is not None:
             i = step.events[0]
             e = record["events"][i]

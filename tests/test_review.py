@@ -316,11 +316,18 @@ def _bad_record_file(tmp_path: Path) -> Path:
     (["{garbage}", "--deal", "0", "--seat", "0"], "record 0"),
     (["{records}", "--deals", "3-1", "--seat", "0"], "--deals"),
     (["{records}", "--deal", "0", "--seat", "0", "--k", "1"], "--k"),
+    (["{short}", "--deal", "0", "--seat", "0"], "short wall"),
 ])
 def test_cli_bad_input_one_line_exit_2(tmp_path, capsys, args, says):
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_text('{"format": "nope"}\n')
+    short = tmp_path / "short.jsonl"
+    g = Game.from_deal([READY, "1m2m3m4m5m6m7m8m9m1s2s3s4s", "2m3m4m5m6m7m8m9m5s6s7s8s9s",
+                        "1m2m3m4m5m6m1s2s3s4s5s6s7s"], "5m6m7m", dealer=0)
+    _play(g, lambda g: None)
+    write_jsonl([g.record()], short)
     names = {"missing": str(tmp_path / "none.jsonl"), "records": str(RECORDS),
+             "short": str(short),
              "bad": str(_bad_record_file(tmp_path)), "garbage": str(garbage)}
     argv = [a.format(**names) for a in args] + ["--json", str(tmp_path / "o.json"), "--quiet"]
     assert main(argv) == 2
