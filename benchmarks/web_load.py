@@ -16,7 +16,8 @@ player also reads ``GET /api/state`` about every 5 seconds.
 
 Reports the latency of the moves (``POST /api/act``: the human's move and the bots' up
 to the human's next decision) as p50/p95/p99 per kind of game, of the state reads and of
-new deals, and every error (a non-2xx answer or a failed request). The figures depend on
+new deals, every error (a non-2xx answer or a failed request), and the notices of
+decisions a fallback bot played (a bot that failed or ran out of time). The figures depend on
 the machine and on what else runs on it: write them down with the machine, the versions
 and the load printed here.
 """
@@ -86,16 +87,17 @@ class Stats:
     def __init__(self) -> None:
         self.times: dict[str, list[float]] = {}
         self.errors: Counter[str] = Counter()
+        self.notices: Counter[str] = Counter()
 
     def add(self, kind: str, seconds: float) -> None:
         self.times.setdefault(kind, []).append(seconds)
 
 
-async def player(url: str, kind: str, deadline: float, think: float, stats: Stats,
+async def player(client: Any, kind: str, deadline: float, think: float, stats: Stats,
                  rng: random.Random) -> None:
     import httpx
 
-    async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+    async with client:
 
         async def call(what: str, method: str, path: str, **kw: Any) -> dict | None:
             t = time.perf_counter()
@@ -108,7 +110,10 @@ async def player(url: str, kind: str, deadline: float, think: float, stats: Stat
             if r.status_code != 200:
                 stats.errors[f"{what}: HTTP {r.status_code} {r.text[:80]}"] += 1
                 return None
-            return r.json()
+            data = r.json()
+            for notice in data.get("notices", []) if method == "POST" else []:
+                stats.notices[f"{kind}: {notice.split(':')[0]}"] += 1  # a fallback played
+            return data
 
         r = await call("new deal", "POST", "/api/new", json={})
         next_read = time.monotonic() + rng.uniform(0, 5)
@@ -127,12 +132,17 @@ async def player(url: str, kind: str, deadline: float, think: float, stats: Stat
 
 async def run_players(url: str, players: int, search_games: int, seconds: float,
                       think: float, seed: int) -> Stats:
+    import httpx
+
     stats = Stats()
+    # the clients first: making one takes milliseconds of this process's time, which
+    # would otherwise count in the first requests' latency
+    clients = [httpx.AsyncClient(base_url=url, timeout=120) for _ in range(players)]
     deadline = time.monotonic() + seconds
     tasks = []
     for i in range(players):
         kind = "search" if i < search_games else "rules"
-        tasks.append(asyncio.create_task(player(url, kind, deadline, think, stats,
+        tasks.append(asyncio.create_task(player(clients[i], kind, deadline, think, stats,
                                                 random.Random(seed + i))))
         if i < search_games:  # the search games first: they are the server's games 1..k
             await asyncio.sleep(0.5)
@@ -217,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "latency": {k: percentiles(v) for k, v in sorted(stats.times.items())},
         "errors": dict(stats.errors),
+        "fallback_notices": dict(stats.notices),
     }
     print(json.dumps(report, indent=1))
     if args.json:

@@ -380,3 +380,36 @@ def test_a_move_for_the_previous_deal_is_refused(tight):
 ])
 def test_display_names_show_no_paths(spec, name):
     assert display_name(spec) == name
+
+
+@pytest.mark.slow  # starts worker processes (each imports the package)
+def test_isolated_bots_think_in_a_worker_process(caplog):
+    from sichuan_env.web.workers import BotWorkers
+
+    def iso(name: str) -> BotSpec:
+        return BotSpec(f"{BOTS}:{name}", RULES.preset, isolated=True)
+
+    workers = BotWorkers(1)
+    try:
+        seats = [None, iso("Counter"), iso("Sleeper?seconds=30"), iso("Raiser?after=1")]
+        game = WebGame(seats, RULES, DealSeeds(2), time_limit=8, workers=workers,
+                       label="#iso")
+        assert game.bots.agents == [None] * 4  # their objects live in the worker
+        worker = workers.workers[0]
+        assert worker.games == 1
+        with caplog.at_level("ERROR", logger="sichuan_env.web"):
+            t = time.perf_counter()
+            game.act(game.step, game.legal()[0])  # seat 0 chooses; then seats 1, 2, 3
+            took = time.perf_counter() - t
+        notices = game.state()["notices"]
+        assert any("seat 2's bot took longer than 8 s" in n for n in notices), notices
+        assert any("seat 3's bot failed (RuntimeError)" in n for n in notices), notices
+        assert not any("seat 1" in n for n in notices), notices
+        assert worker.restarts == 1 and took < 30  # the hung bot's worker was replaced
+        assert "game #iso seat 3" in caplog.text and "1m 1m 1m" in caplog.text
+        while not game.done and game.step < 3:  # the deal goes on
+            game.act(game.step, game.legal()[0])
+        game.close()
+        assert worker.games == 0
+    finally:
+        workers.close()

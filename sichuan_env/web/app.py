@@ -123,9 +123,16 @@ async def run_for_game(entry: GameEntry, fn: Callable[..., Any], *args: Any) -> 
     entry.busy += 1
     try:
         async with entry.lock:
-            return await asyncio.wrap_future(GAME_THREADS.submit(fn, *args))
+            return await asyncio.wrap_future(GAME_THREADS.submit(_with, entry, fn, *args))
     finally:
         entry.busy -= 1
+
+
+def _with(entry: GameEntry, fn: Callable[..., Any], *args: Any) -> Any:
+    # the thread holds the game's own thread lock too: a request cancelled while its
+    # move runs (the client went away) releases the asyncio lock, not the game
+    with entry.work_lock:
+        return fn(*args)
 
 
 def _client(request: Request) -> str:

@@ -203,8 +203,8 @@ class GameBots:
             log.error("game %s seat %d (%s): the bot failed: %s: %s; %s plays it",
                       self.label, seat, name, type(err).__name__, err, self.fallback_name,
                       exc_info=err)
-            return self._fallen_back(game, seat, f"seat {seat}'s bot failed "
-                                     f"({type(err).__name__})")
+            kind = getattr(err, "kind", type(err).__name__)  # a worker's: the bot's own
+            return self._fallen_back(game, seat, f"seat {seat}'s bot failed ({kind})")
         return Decision(action, None)
 
     def _fallen_back(self, game: Game, seat: int, why: str) -> Decision:

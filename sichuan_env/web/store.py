@@ -26,7 +26,8 @@ __all__ = ["GameEntry", "GameStore"]
 @dataclass
 class GameEntry:
     """One live game. ``lock`` is held around each of its moves (and any job on it), so
-    moves of one game are applied one at a time while other games go on; ``published`` is
+    moves of one game are applied one at a time while other games go on (``work_lock``
+    by the thread that runs it); ``published`` is
     the JSON of its table as of its latest move (what ``GET /api/state`` sends, read
     without waiting for a move in progress)."""
 
@@ -35,6 +36,7 @@ class GameEntry:
     client: str
     last_used: float
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    work_lock: threading.Lock = field(default_factory=threading.Lock)  # held by the thread
     published: bytes = b""
     busy: int = 0  # requests in progress on it (an entry in use never expires)
 

@@ -27,7 +27,12 @@ __all__ = ["BotWorker", "BotWorkers", "WorkerError"]
 
 
 class WorkerError(RuntimeError):
-    """A bot in a worker process failed (its message names the exception)."""
+    """A bot in a worker process failed: ``kind`` names its exception (``RuntimeError``),
+    the message is the exception's."""
+
+    def __init__(self, message: str, kind: str = "WorkerError") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def _worker_main(conn: Any) -> None:
@@ -50,7 +55,7 @@ def _worker_main(conn: Any) -> None:
                     agent = agents[(key, seat)] = BotSpec(spec, preset).build(seed=seat)
                 conn.send(("ok", _choose(state, agent, spec)))
             except Exception as err:
-                conn.send(("error", f"{type(err).__name__}: {err}", traceback.format_exc()))
+                conn.send(("error", type(err).__name__, str(err), traceback.format_exc()))
         elif kind == "reset":
             for (k, _), agent in agents.items():
                 if k == msg[1] and callable(getattr(agent, "reset", None)):
@@ -73,7 +78,7 @@ def _worker_main(conn: Any) -> None:
                         g.play(_choose(g.state, agent, spec))
                 conn.send(("ok", None))
             except Exception as err:
-                conn.send(("error", f"{type(err).__name__}: {err}", traceback.format_exc()))
+                conn.send(("error", type(err).__name__, str(err), traceback.format_exc()))
 
 
 class BotWorker:
@@ -127,7 +132,7 @@ class BotWorker:
         reply = self.conn.recv()
         self._warming = False
         if reply[0] == "error":
-            raise WorkerError(reply[1])
+            raise WorkerError(f"{reply[1]}: {reply[2]}", reply[1])
 
     def decide(self, key: str, seat: int, spec: str, preset: str, state: Any,
                timeout: float) -> int:
@@ -141,18 +146,21 @@ class BotWorker:
                 self._finish_warm(max(0.0, deadline - time.monotonic()))
                 with self._send_lock:
                     self.conn.send(("decide", key, seat, spec, preset, state))
-                if not self.conn.poll(max(0.0, deadline - time.monotonic())):
-                    self._restart()
-                    raise TimeoutError(f"no decision within {timeout:g} s (worker restarted)")
-                reply = self.conn.recv()
+                answered = self.conn.poll(max(0.0, deadline - time.monotonic()))
+                reply = self.conn.recv() if answered else None
+            except TimeoutError:  # the warm-up did not end in time (an OSError too)
+                answered = False
             except (EOFError, OSError) as err:
                 self._restart()
                 raise WorkerError(f"the bot worker stopped ({type(err).__name__}); "
                                   "restarted") from None
+            if not answered:
+                self._restart()
+                raise TimeoutError(f"no decision within {timeout:g} s (worker restarted)")
         finally:
             self._lock.release()
         if reply[0] == "error":
-            raise WorkerError(reply[1])
+            raise WorkerError(f"{reply[2]}\n{reply[3]}", reply[1])
         return int(reply[1])
 
     def send(self, *msg: Any) -> None:
