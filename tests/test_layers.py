@@ -140,7 +140,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("model agents", {"agents.ppo", "agents.rllib_agent", "agents.search_sampler",
                       "agents.search_rollout", "agents.hand_model", "agents.boosted",
                       "agents.best"}),
-    ("arena/ladder", {"agents.arena", "agents.ladder", "agents.search"}),
+    ("arena/ladder", {"agents.arena", "agents.ladder", "agents.search", "agents.review"}),
     ("training pipelines", {"agents.training.imitation", "agents.training.rollout_teacher",
                             "agents.training.distill", "agents.training.export_model",
                             "agents.training.cluster", "agents.training.finetune",

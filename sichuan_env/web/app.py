@@ -11,6 +11,10 @@ Routes (the browser session's game is found by the cookie ``sichuan_game``):
                          move at decision N of deal D
 ``GET /api/record``      the finished deal as a ``sichuan-record/1`` JSON Lines file
 ``GET /replay``          the finished deal in the replay viewer (every hand shown)
+``POST /api/review``     review the human seat's decisions of the finished deal in the
+                         background (:mod:`sichuan_env.web.review`); its progress
+``GET /api/review``      the progress of that review: status, decisions done of total
+``GET /review``          the finished deal in the replay viewer with the review
 =======================  ==========================================================
 
 Errors are JSON ``{"error": "..."}``: 400 malformed (bad JSON, wrong fields, an action
@@ -56,6 +60,7 @@ from sichuan_env.rules import Rules
 from sichuan_env.svg import tile_defs
 from sichuan_env.web.bots import BotSpec
 from sichuan_env.web.guard import HostCheck, SecurityHeaders, inline_script_csp, read_json_body
+from sichuan_env.web.review import Reviews
 from sichuan_env.web.store import GameEntry, GameStore
 from sichuan_env.web.table import DealSeeds, GameError, WebGame
 from sichuan_env.web.workers import BotWorkers
@@ -80,7 +85,9 @@ class WebConfig:
     rules, ``seed`` (None: every deal's seed drawn secretly; an int: deal n of every game
     is dealt from seed + n, reproducible and predictable), the limits of
     :class:`~sichuan_env.web.store.GameStore`, the bots' time limit per decision and
-    fallback agent, and the worker processes in which isolated bot seats think."""
+    fallback agent, the worker processes in which isolated bot seats think, and
+    ``review_k`` samples per decision of a deal's review and ``max_reviews`` reviews
+    queued at most (:class:`~sichuan_env.web.review.Reviews`)."""
 
     seats: Sequence[BotSpec | None]
     rules: Rules
@@ -91,6 +98,8 @@ class WebConfig:
     time_limit: float = 10.0
     fallback: str = "rules"
     workers: BotWorkers | None = None  # the worker processes of isolated bot seats
+    review_k: int = 256
+    max_reviews: int = 16
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -147,6 +156,7 @@ def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None,
     with ``ip_hosts`` any IP address too (see :class:`~sichuan_env.web.guard.HostCheck`);
     ``game_factory`` makes each new game (default :func:`default_game`)."""
     store = GameStore(config.max_games, config.per_client, config.idle_seconds)
+    reviews = Reviews(k=config.review_k, max_queued=config.max_reviews)
     counter = iter(range(1, 2**62))
 
     def new_game() -> tuple[WebGame, list[dict[str, Any]]]:
@@ -237,6 +247,47 @@ def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None,
                                                               f"{rec['seed']}): {players}")))
         return HTMLResponse(page, headers={"Content-Security-Policy": inline_script_csp(page)})
 
+    async def api_review(request: Request) -> Response:
+        try:
+            if request.method == "POST":
+                data = await read_json_body(request, MAX_BODY)
+                if data:
+                    raise GameError(f"POST /api/review takes no fields, got {sorted(data)}",
+                                    400)
+            entry = store.get(request.cookies.get(COOKIE))
+            game = entry.game
+            if request.method == "POST":
+                rec = await run_for_game(entry, game.record)
+                reviews.forget(set(store.games))
+                job = reviews.start(entry.game_id, game.deal_number, game.human, rec)
+            else:
+                job = reviews.job(entry.game_id, game.deal_number)
+        except GameError as err:
+            return _error(str(err), err.status)
+        if job is None:
+            return JSONResponse({"deal": game.deal_number, "status": "none", "done": 0,
+                                 "total": None}, headers={"Cache-Control": "no-store"})
+        return JSONResponse(job.public(), headers={"Cache-Control": "no-store"})
+
+    async def review_page(request: Request) -> Response:
+        from sichuan_env.viewer import build_frames, render_page
+
+        try:
+            rec = await finished(request)
+            entry = store.get(request.cookies.get(COOKIE))
+            job = reviews.job(entry.game_id, entry.game.deal_number)
+            if job is None or job.status != "done":
+                raise GameError("this deal has no finished review: POST /api/review first, "
+                                "then wait for GET /api/review to say done", 409)
+        except GameError as err:
+            return _error(str(err), err.status)
+        players = ", ".join(f"seat {s} {n}" for s, n in enumerate(rec["players"]))
+        doc = job.document()
+        page = await asyncio.wrap_future(GAME_THREADS.submit(
+            lambda: render_page(rec, build_frames(rec), review=doc,
+                                title=f"Review of your deal (seed {rec['seed']}): {players}")))
+        return HTMLResponse(page, headers={"Content-Security-Policy": inline_script_csp(page)})
+
     static = resources.files("sichuan_env.web").joinpath("static")
     routes = [
         Route("/", page),
@@ -245,6 +296,8 @@ def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None,
         Route("/api/act", api_act, methods=["POST"]),
         Route("/api/record", api_record),
         Route("/replay", replay),
+        Route("/api/review", api_review, methods=["GET", "POST"]),
+        Route("/review", review_page),
         Mount("/static", app=StaticFiles(directory=str(static)), name="static"),
     ]
     middleware = [Middleware(SecurityHeaders)]
@@ -267,4 +320,5 @@ def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None,
                     exception_handlers={HTTPException: http_error, Exception: server_error})
     app.state.store = store
     app.state.config = config
+    app.state.reviews = reviews
     return app

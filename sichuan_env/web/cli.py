@@ -116,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
                    "think (default 2; 0: every bot in the server's own process)")
     p.add_argument("--fallback", default="rules",
                    help="the agent that plays a decision a bot failed (default rules)")
+    p.add_argument("--review-k", type=_positive(int, "--review-k"), default=256,
+                   help="samples per decision of 'Review this deal' (default 256)")
     args = p.parse_args(argv)
     try:
         import starlette  # noqa: F401
@@ -135,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         rules = get_rules(args.rules)
     except ValueError as err:
         return _fail(str(err))
+    if args.review_k < 2:
+        return _fail(f"--review-k must be 2 or more, got {args.review_k}")
     specs: list[BotSpec | None] = []
     for spec in [*seats, args.fallback]:
         if spec.lower() == "you":
@@ -183,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     config = WebConfig(specs, rules, args.seed, max_games=args.max_games,
                        per_client=args.games_per_client, idle_seconds=args.idle_minutes * 60,
                        time_limit=args.bot_time_limit, fallback=args.fallback,
-                       workers=workers)
+                       workers=workers, review_k=args.review_k)
     app = create_app(config, allowed_hosts=hosts, ip_hosts=not loopback)
     you = seats.index(next(s for s in seats if s.lower() == "you"))
     shown = ", ".join("you" if sp is None else sp.shown for sp in specs)
