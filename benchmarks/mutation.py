@@ -17,9 +17,9 @@ its fixed order; ``--ids`` names them instead). Each is applied to a copy of the
 temporary folder (never to the checkout) and the module's *kill set* -- a list of quick,
 targeted test files (rule traces, golden records, the independent implementation's
 records, hand tests) -- runs with ``pytest -x -m "not slow"``; the first failing test
-kills it. A mutant the kill set misses runs again with ``--full`` test files (every quick
-test of the engine, hands and rules). A run over its time limit (``--timeout``, the
-compile included) counts as ``timed_out``.
+kills it. With ``--full``, a mutant the kill set misses runs again with more test files
+(every quick test of the engine, hands and rules). A run over its time limit
+(``--timeout``, the compile included) counts as ``timed_out``.
 
 The compiled-code cache is isolated per mutant: each gets its own ``SICHUAN_ENV_CACHE``
 (``NUMBA_CACHE_DIR`` removed from its environment) and Python bytecode folder in a
@@ -80,10 +80,10 @@ NO_COMPILED_CODE = {"rules": "all", "tables": "function bodies"}
 _ENGINE_TESTS = [
     "tests/test_engine_golden.py",
     "tests/test_engine_traces.py",
-    "tests/test_records_compat.py",
     "tests/test_engine_waits.py",
-    "tests/test_engine_invariants.py",
+    "tests/test_records_compat.py",
     "tests/test_engine_kernel_parts.py",
+    "tests/test_engine_invariants.py",
     "tests/test_rules_mutants.py",
 ]
 _HAND_TESTS = [
@@ -457,6 +457,30 @@ def _copy_tree(dst: Path) -> None:
         shutil.copy2(ROOT / name, dst / name)
 
 
+def _prepare(tree: Path, base: Path) -> None:
+    """Copy the tree (test files afresh each time); drop the baseline's cache unless it
+    was compiled from the same package sources."""
+    stamp = base / "sources"
+    same = tree.exists() and stamp.exists() and stamp.read_text() == _fingerprint(ROOT / PKG)
+    if not same:
+        shutil.rmtree(tree, ignore_errors=True)
+        shutil.rmtree(base, ignore_errors=True)
+        _copy_tree(tree)
+        base.mkdir(parents=True)
+        stamp.write_text(_fingerprint(ROOT / PKG))
+    else:
+        for path in (ROOT / PKG).glob("*.py"):  # a run killed mid-mutant left it applied
+            if path.read_bytes() != (tree / PKG / path.name).read_bytes():
+                shutil.copy2(path, tree / PKG / path.name)
+        tmp = tree.with_name("tree-new")
+        shutil.rmtree(tmp, ignore_errors=True)
+        _copy_tree(tmp)
+        for name in ("tests", "agents", "benchmarks"):  # the package keeps its mtimes
+            shutil.rmtree(tree / name)
+            (tmp / name).rename(tree / name)
+        shutil.rmtree(tmp)
+
+
 def _seed_cache(base: Path, cache: Path, tree: Path, drop: set[str], tables: bool) -> None:
     """Fill a mutant's fresh cache folder from the baseline's: the compiled code of every
     package module but ``drop`` (under the mutant's fingerprint), and the tables' file
@@ -515,12 +539,25 @@ def run_mutant(m: Mutant, tree: Path, base: Path, graph: dict[str, set[str]], ti
 
 def baseline(tree: Path, base: Path, modules: set[str], timeout: float) -> None:
     """Compile everything once and check the kill sets pass on the unchanged tree."""
-    env = _env(base, base / "pyc")
     files = sorted({f for mod in modules for f in KILL_SETS[mod]})
+    mark = base / "verified"
+    key = {"tests": _fingerprint_tree(tree / "tests"), "files": files}
+    if mark.exists() and json.loads(mark.read_text()) == key:
+        return  # the same test files passed on these sources before
+    env = _env(base, base / "pyc")
     status, first, dt = _pytest(tree, files, env, timeout * 4)
     if status != "passed":
         raise SystemExit(f"mutation: the unchanged tree fails its kill sets ({status}: {first})")
+    mark.write_text(json.dumps(key))
     print(f"baseline: kill sets pass in {dt:.0f} s", flush=True)
+
+
+def _fingerprint_tree(folder: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def summary(results: list[dict]) -> dict:
@@ -554,7 +591,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--modules", nargs="*", choices=MODULES, default=list(MODULES))
     p.add_argument("--out", default="mutation.json", help="results file (and OUT.jsonl)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per mutant")
-    p.add_argument("--no-full", action="store_true", help="the kill set only")
+    p.add_argument("--full", action="store_true",
+                   help="run the wider quick test set on what the kill set misses")
+    p.add_argument("--work", help="keep the tree copy and the baseline's compiled code in "
+                                  "this folder between runs (default: a temporary folder)")
     p.add_argument("--limit", type=int, help="stop after running this many mutants")
     p.add_argument("--retry", action="store_true",
                    help="run again the mutants recorded as survived or timed out (after new "
@@ -601,7 +641,9 @@ def main(argv: list[str] | None = None) -> int:
     again = {"survived", "timed_out"} if args.retry else set()
     todo = [m for m in chosen if m.id not in done or done[m.id]["status"] in again]
     with tempfile.TemporaryDirectory(prefix="sichuan-mutation-") as tmp:
-        tree, base = Path(tmp) / "tree", Path(tmp) / "base"
+        work = Path(args.work) if args.work else Path(tmp)
+        tree, base = work / "tree", work / "base"
+        ready = False
         ran = 0
         for m in todo:
             eq = equivalent.get(m.id)
@@ -616,10 +658,11 @@ def main(argv: list[str] | None = None) -> int:
                           "ignored", file=sys.stderr)
                 if args.limit is not None and ran >= args.limit:
                     break
-                if not tree.exists():
-                    _copy_tree(tree)
+                if not ready:
+                    _prepare(tree, base)
                     baseline(tree, base, {x.module for x in todo}, args.timeout)
-                r = run_mutant(m, tree, base, _imports(tree), args.timeout, not args.no_full)
+                    ready = True
+                r = run_mutant(m, tree, base, _imports(tree), args.timeout, args.full)
                 ran += 1
             done[m.id] = r
             with log.open("a") as f:
