@@ -56,6 +56,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -451,6 +452,12 @@ def _pytest(tree: Path, files: list[str], env: dict[str, str],
     return "failed", first, dt
 
 
+def _child_cpu() -> float:
+    """CPU seconds used by this process's finished children (the test runs)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def _copy_tree(dst: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
     for name in (PKG, "tests", "agents", "benchmarks"):
@@ -521,7 +528,7 @@ def run_mutant(m: Mutant, tree: Path, base: Path, graph: dict[str, set[str]], ti
         cache = work / "cache"
         _seed_cache(base, cache, tree, recompiled(m, _imports(tree)), m.module == "tables")
         env = _env(cache, work / "pyc")
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), _child_cpu()
         status, first, _ = _pytest(tree, KILL_SETS[m.module], env, timeout)
         stage = "kill_set"
         if status == "passed" and full:
@@ -531,7 +538,8 @@ def run_mutant(m: Mutant, tree: Path, base: Path, graph: dict[str, set[str]], ti
             stage = "full"
         result.update(status={"passed": "survived", "failed": "killed"}.get(status, status),
                       killed_by=first, stage=stage,
-                      seconds=round(time.perf_counter() - t0, 1))
+                      seconds=round(time.perf_counter() - t0, 1),
+                      cpu_seconds=round(_child_cpu() - cpu0, 1))
     finally:
         path.write_text(original)
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
