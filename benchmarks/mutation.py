@@ -433,7 +433,7 @@ def _pytest(tree: Path, files: list[str], env: dict[str, str],
             timeout: float) -> tuple[str, str | None, float]:
     """('passed' | 'failed' | 'timed_out', the first failing test, seconds)."""
     files = [f for f in files if (tree / f).exists()]
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-rf", "-m", "not slow",
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-m", "not slow",
            "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header", *files]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE,
@@ -448,7 +448,8 @@ def _pytest(tree: Path, files: list[str], env: dict[str, str],
     if proc.returncode == 0:
         return "passed", None, dt
     hit = re.search(r"^(?:FAILED|ERROR) (\S+)", out, re.M)
-    first = hit.group(1) if hit else f"exit {proc.returncode}: " + out.strip()[-200:]
+    tail = out.strip().splitlines()[-1:] or [""]
+    first = hit.group(1) if hit else f"exit {proc.returncode}: {tail[0][:200]}"
     return "failed", first, dt
 
 
