@@ -18,7 +18,9 @@ temporary folder (never to the checkout) and the module's *kill set* -- a list o
 targeted test files (rule traces, golden records, the independent implementation's
 records, hand tests) -- runs with ``pytest -x -m "not slow"``; the first failing test
 kills it. With ``--full``, a mutant the kill set misses runs again with more test files
-(every quick test of the engine, hands and rules). A run over its time limit
+(every quick test of the engine, hands and rules), then with the slow tests of
+:data:`SLOW_TESTS` (play under numba's bounds checking). ``stage`` in the results says
+which killed it. A run over its time limit
 (``--timeout``, the compile included) counts as ``timed_out``.
 
 The compiled-code cache is isolated per mutant: each gets its own ``SICHUAN_ENV_CACHE``
@@ -115,6 +117,9 @@ FULL_TESTS = sorted(set(_ENGINE_TESTS + _HAND_TESTS + [
     "tests/test_driver_golden.py",
     "tests/test_random_rounds.py",
 ]))
+
+# slow tests (-m slow) run last with --full: numba's bounds checking (a fresh compile)
+SLOW_TESTS = ["tests/test_rules_mutants.py"]
 
 CMP = {ast.Lt: ("<", "<="), ast.LtE: ("<=", "<"), ast.Gt: (">", ">="), ast.GtE: (">=", ">"),
        ast.Eq: ("==", "!="), ast.NotEq: ("!=", "=="), ast.Is: ("is", "is not"),
@@ -429,11 +434,11 @@ def _env(cache: Path, pyc: Path) -> dict[str, str]:
     return env
 
 
-def _pytest(tree: Path, files: list[str], env: dict[str, str],
-            timeout: float) -> tuple[str, str | None, float]:
+def _pytest(tree: Path, files: list[str], env: dict[str, str], timeout: float,
+            marks: str = "not slow") -> tuple[str, str | None, float]:
     """('passed' | 'failed' | 'timed_out', the first failing test, seconds)."""
     files = [f for f in files if (tree / f).exists()]
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-m", "not slow",
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-m", marks,
            "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header", *files]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE,
@@ -537,6 +542,10 @@ def run_mutant(m: Mutant, tree: Path, base: Path, graph: dict[str, set[str]], ti
             extra = [f for f in FULL_TESTS if f not in KILL_SETS[m.module]]
             status, first, _ = _pytest(tree, extra, env, max(left, 1.0))
             stage = "full"
+        if status == "passed" and full:
+            left = timeout - (time.perf_counter() - t0)
+            status, first, _ = _pytest(tree, SLOW_TESTS, env, max(left, 1.0), marks="slow")
+            stage = "slow"
         result.update(status={"passed": "survived", "failed": "killed"}.get(status, status),
                       killed_by=first, stage=stage,
                       seconds=round(time.perf_counter() - t0, 1),

@@ -4,12 +4,20 @@ names the mutants it was written for; it checks the rule, not the mutant."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from sichuan_env import engine
 from sichuan_env.rules import get_rules
 
 from support.policies import biased, hu_shy
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _play_with_info(preset: str, seeds: range, policy_seed: int):
@@ -63,3 +71,50 @@ def test_step_info_wins_events_and_ends_equal_the_ledger():
     # the comparison covers the last fan column and all but the rarest fans (Seven Pairs
     # and Robbing the Kong may not occur in this play)
     assert ends > 0 and fans_seen[9] > 0 and (fans_seen > 0).sum() >= 8, fans_seen
+
+
+_BOUNDS_PLAY = """
+import numpy as np
+from sichuan_env import engine, hands
+from sichuan_env.rules import get_rules
+from support.policies import biased, uniform
+for preset in ("mil", "mahjongsoft"):
+    st = engine.reset(list(range(300, 340)), get_rules(preset, deals_per_match=2))
+    rng = np.random.default_rng(3)
+    i = 0
+    while not st.done.all():
+        pick = biased if i % 3 else uniform
+        st, _, _, info = engine.step(st, pick(st, st.legal_action_mask, rng), info=True,
+                                     ledger=engine.Ledger())
+        i += 1
+rng = np.random.default_rng(4)
+for size, n_melds in ((14, 0), (13, 0), (10, 1), (4, 3)):
+    counts = np.zeros((300, 27), np.int8)
+    meld = np.zeros((300, 27), np.int8)
+    for row, mrow in zip(counts, meld):
+        tiles = rng.permutation(108) // 4
+        np.add.at(row, tiles[:size], 1)
+        for k in [k for k in tiles[size:] if row[k] == 0][:n_melds]:
+            mrow[k] = 1 + rng.integers(2)
+    void = rng.integers(-1, 3, 300).astype(np.int8)
+    hands.batch_is_complete(counts, (meld > 0).sum(1).astype(np.int8), void)
+    hands.batch_wait_mask(counts, meld, void)
+    hands.batch_shanten(counts, meld, void)
+    hands.batch_theoretical_max(counts, meld, void, 3)
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_kernels_stay_inside_their_arrays(tmp_path):
+    """Rule of the compiled code: no kernel reads or writes outside an array. numba does
+    not check bounds unless asked, so a scratch array one too short (as in
+    ``engine_kernels._settle_wall:const#16``, a 26-long array of melds) passes every
+    other test. Seeded play of both presets and the hand functions, with numba's bounds
+    checking on, in a fresh cache (about a minute of compiling)."""
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", SICHUAN_ENV_CACHE=str(tmp_path),
+               PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), str(ROOT)]))
+    env.pop("NUMBA_CACHE_DIR", None)
+    r = subprocess.run([sys.executable, "-c", _BOUNDS_PLAY], capture_output=True, text=True,
+                       env=env, cwd=ROOT, timeout=1200)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
