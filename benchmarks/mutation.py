@@ -88,6 +88,7 @@ _ENGINE_TESTS = [
     "tests/test_engine_kernel_parts.py",
     "tests/test_engine_invariants.py",
     "tests/test_engine_validation.py",
+    "tests/test_engine_api.py",
     "tests/test_step_info.py",
     "tests/test_rules_mutants.py",
 ]
