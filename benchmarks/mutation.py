@@ -18,9 +18,9 @@ temporary folder (never to the checkout) and the module's *kill set* -- a list o
 targeted test files (rule traces, golden records, the independent implementation's
 records, hand tests) -- runs with ``pytest -x -m "not slow"``; the first failing test
 kills it. With ``--full``, a mutant the kill set misses runs again with more test files
-(every quick test of the engine, hands and rules), then with the slow tests of
-:data:`SLOW_TESTS` (play under numba's bounds checking). ``stage`` in the results says
-which killed it. A run over its time limit
+(every quick test of the engine, hands and rules); with ``--slow``, then with the slow
+tests of :data:`SLOW_TESTS` (play under numba's bounds checking). ``stage`` in the
+results says which killed it. A run over its time limit
 (``--timeout``, the compile included) counts as ``timed_out``.
 
 The compiled-code cache is isolated per mutant: each gets its own ``SICHUAN_ENV_CACHE``
@@ -119,7 +119,7 @@ FULL_TESTS = sorted(set(_ENGINE_TESTS + _HAND_TESTS + [
     "tests/test_random_rounds.py",
 ]))
 
-# slow tests (-m slow) run last with --full: numba's bounds checking (a fresh compile)
+# slow tests (-m slow) run last with --slow: numba's bounds checking (a fresh compile)
 SLOW_TESTS = ["tests/test_rules_mutants.py"]
 
 CMP = {ast.Lt: ("<", "<="), ast.LtE: ("<=", "<"), ast.Gt: (">", ">="), ast.GtE: (">=", ">"),
@@ -522,8 +522,9 @@ def _load_equivalent() -> dict[str, dict[str, str]]:
 
 
 def run_mutant(m: Mutant, tree: Path, base: Path, graph: dict[str, set[str]], timeout: float,
-               full: bool) -> dict:
-    """Apply ``m`` to the tree copy, run its kill set (then the full set), restore."""
+               full: bool, slow: bool) -> dict:
+    """Apply ``m`` to the tree copy, run its kill set (then the full set, the slow tests),
+    restore."""
     path = tree / PKG / f"{m.module}.py"
     original = path.read_text()
     stat = path.stat()
@@ -543,7 +544,7 @@ def run_mutant(m: Mutant, tree: Path, base: Path, graph: dict[str, set[str]], ti
             extra = [f for f in FULL_TESTS if f not in KILL_SETS[m.module]]
             status, first, _ = _pytest(tree, extra, env, max(left, 1.0))
             stage = "full"
-        if status == "passed" and full:
+        if status == "passed" and slow:
             left = timeout - (time.perf_counter() - t0)
             status, first, _ = _pytest(tree, SLOW_TESTS, env, max(left, 1.0), marks="slow")
             stage = "slow"
@@ -623,6 +624,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per mutant")
     p.add_argument("--full", action="store_true",
                    help="run the wider quick test set on what the kill set misses")
+    p.add_argument("--slow", action="store_true",
+                   help="then run the slow tests of SLOW_TESTS on what is left")
     p.add_argument("--work", help="keep the tree copy and the baseline's compiled code in "
                                   "this folder between runs (default: a temporary folder)")
     p.add_argument("--limit", type=int, help="stop after running this many mutants")
@@ -692,7 +695,8 @@ def main(argv: list[str] | None = None) -> int:
                     _prepare(tree, base)
                     baseline(tree, base, {x.module for x in todo}, args.timeout)
                     ready = True
-                r = run_mutant(m, tree, base, _imports(tree), args.timeout, args.full)
+                r = run_mutant(m, tree, base, _imports(tree), args.timeout, args.full,
+                               args.slow)
                 ran += 1
             done[m.id] = r
             with log.open("a") as f:
