@@ -595,8 +595,15 @@ def summary(results: list[dict]) -> dict:
     counts = {k: sum(r["status"] == k for r in results)
               for k in ("killed", "survived", "timed_out", "equivalent")}
     measured = counts["killed"] + counts["survived"] + counts["timed_out"]
-    score = (counts["killed"] + counts["timed_out"]) / measured if measured else None
-    return {**counts, "score": score, "mutants": results}
+    fast = sum(r["status"] == "killed" and r["stage"] != "slow" for r in results)
+    return {
+        **counts,
+        # killed or timed out, over the mutants not shown equivalent
+        "score": (counts["killed"] + counts["timed_out"]) / measured if measured else None,
+        # killed by quick tests (pytest -m "not slow")
+        "score_quick": (fast + counts["timed_out"]) / measured if measured else None,
+        "mutants": results,
+    }
 
 
 def table(results: list[dict]) -> str:
@@ -607,6 +614,10 @@ def table(results: list[dict]) -> str:
         c = summary(rs)
         rows.append(f"| {mod} | {len(rs)} | {c['killed']} | {c['survived']} | "
                     f"{c['timed_out']} | {c['equivalent']} |")
+    c = summary(results)
+    if c["score"] is not None:
+        rows.append(f"\nscore {c['score']:.1%} (quick tests alone {c['score_quick']:.1%}) of "
+                    f"{c['killed'] + c['survived'] + c['timed_out']} non-equivalent mutants")
     for r in results:
         if r["status"] == "survived":
             rows.append(f"\nsurvived: {r['id']} (line {r['line']}: {r['change']}): "
