@@ -38,8 +38,9 @@ def test_step_info_wins_events_and_ends_equal_the_ledger():
     """Rule of the step report: ``StepInfo`` (what RL code reads) and the ledger (what
     records are built from) describe the same step -- every event, every win with its
     tile, payer, all ten fans, value and event, every deal end with its next dealer.
-    Written for ``engine_kernels.fill_step_info:const#50`` (only nine fans copied: the
-    Under the Sea fan lost), and any other field left out of the copy."""
+    Written for ``engine_kernels.fill_step_info:remove#34`` (the next dealer not copied)
+    and ``:const#50`` (only nine fans copied: Under the Sea lost), and any other field
+    left out of the copy."""
     fans_seen = np.zeros(10, np.int64)
     ends = 0
     for preset, seeds in (("mil", range(900, 960)), ("mahjongsoft", range(960, 1020))):
