@@ -1,0 +1,329 @@
+"""The messages of the bot protocol ``sichuan-bot/1`` (docs/protocol.md): built from a
+:class:`~sichuan_env.view.SeatView` and nothing else, and read back into one.
+
+* :func:`view_messages` turns one row of a seat view into the JSON object ``view`` of a
+  request (seats absolute, tiles as strings); :func:`views_from_messages` turns such
+  objects back into a :class:`SeatView` of n rows, exactly (a bot written in Python, such
+  as :mod:`sichuan_env.bot_server`, gets the very arrays the arena's own bots get).
+* :func:`view_events` lists what changed between two such objects of one seat as events
+  in the notation of ``sichuan-record/1`` (docs/record_format.md), with the seat's own
+  answer first: what the seat has seen since its previous request.
+* :class:`Stream` keeps, for one seat of one deal, the previous view and answer, and
+  builds each ``request`` line.
+
+Since every message is computed from seat views alone, a message cannot hold what the
+seat may not know (``tests/test_protocol.py`` changes every hidden fact and finds the
+messages byte-identical). The module does no input or output; the process side is
+:mod:`sichuan_env.exec_agent` and :mod:`sichuan_env.bot_server`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from sichuan_env.actions import ACTION_STRINGS, action_from_str
+from sichuan_env.rules import Rules
+from sichuan_env.state import PHASE_NAMES, RIVER_SIZE
+from sichuan_env.view import SeatView
+from sichuan_env.vocab import MELD_NAMES, N_KINDS, SUITS
+
+__all__ = [
+    "PROTOCOL", "ProtocolError", "TILES", "view_messages", "views_from_messages",
+    "view_events", "Stream", "hello_message", "dumps", "legal_strings", "parse_answer",
+]
+
+PROTOCOL = "sichuan-bot/1"
+#: tile strings by kind
+TILES: tuple[str, ...] = tuple(f"{k % 9 + 1}{SUITS[k // 9]}" for k in range(N_KINDS))
+_KIND_OF = {t: k for k, t in enumerate(TILES)}
+_MELD_CODE = {name: code for code, name in enumerate(MELD_NAMES) if name}
+_PHASE_CODE = {name: code for code, name in enumerate(PHASE_NAMES)}
+
+
+class ProtocolError(ValueError):
+    """A message that does not follow ``sichuan-bot/1`` (one line saying what is wrong)."""
+
+
+def dumps(message: dict[str, Any]) -> str:
+    """One message as one line of compact JSON (no newline)."""
+    return json.dumps(message, separators=(",", ":"))
+
+
+def _counted(counts: list[int]) -> list[str]:
+    return [TILES[k] for k, c in enumerate(counts) if c for _ in range(c)]
+
+
+def view_messages(v: SeatView) -> list[dict[str, Any]]:
+    """Every row of the seat view ``v`` as the request's ``view`` object
+    (docs/protocol.md): every field of :class:`SeatView`, per-seat lists in absolute seat
+    order."""
+    L = {name: getattr(v, name).tolist() for name in SeatView._fields}
+    out = []
+    for i, me in enumerate(L["seat"]):
+        order = [(s - me) % 4 for s in range(4)]  # the relative seat of absolute seat s
+        meld, river, river_len = L["meld"][i], L["river"][i], L["river_len"][i]
+        void, revealed, hu = L["void"][i], L["void_revealed"][i], L["hu"][i]
+        hu_tile, scores, match = L["hu_tile"][i], L["scores"][i], L["match_scores"][i]
+        drawn, aside, claim = L["drawn"][i], L["set_aside"][i], L["claim_tile"][i]
+        out.append({
+            "seat": me,
+            "phase": PHASE_NAMES[L["phase"][i]],
+            "deal_index": L["deal_index"][i],
+            "dealer": (L["dealer"][i] + me) % 4,
+            "wall_left": L["wall_left"][i],
+            "hand": _counted(L["hand"][i]),
+            "drawn": TILES[drawn] if drawn >= 0 else None,
+            "set_aside": TILES[aside] if aside >= 0 else None,
+            "passed_hu": L["passed_hu"][i],
+            "void": [SUITS[void[r]] if void[r] >= 0 else None for r in order],
+            "void_revealed": [revealed[r] for r in order],
+            "melds": [[{"type": MELD_NAMES[c], "tile": TILES[k]}
+                       for k, c in enumerate(meld[r]) if c] for r in order],
+            "rivers": [[TILES[k] for k in river[r][: river_len[r]]] for r in order],
+            "hu": [hu[r] for r in order],
+            "hu_tile": [TILES[hu_tile[r]] if hu_tile[r] >= 0 else None for r in order],
+            "live_discards": _counted(L["live_discards"][i]),
+            "won_tiles": _counted(L["won_tiles"][i]),
+            "claim_tile": TILES[claim] if claim >= 0 else None,
+            "active": (L["active"][i] + me) % 4,
+            "scores": [scores[r] for r in order],
+            "match_scores": [match[r] for r in order],
+        })
+    return out
+
+
+def _kind(text: Any, where: str) -> int:
+    k = _KIND_OF.get(text) if isinstance(text, str) else None
+    if k is None:
+        raise ProtocolError(f"{where}: {text!r} is not a tile (rank digit and suit letter, "
+                            "e.g. '5m')")
+    return k
+
+
+def _kind_or_none(text: Any, where: str) -> int:
+    return -1 if text is None else _kind(text, where)
+
+
+def views_from_messages(messages: Sequence[dict[str, Any]]) -> SeatView:
+    """The :class:`SeatView` (n rows) of n ``view`` objects made by :func:`view_messages`:
+    the inverse of it. Raises :class:`ProtocolError` naming a malformed field."""
+    n = len(messages)
+    i8 = np.int8
+    v = SeatView(
+        np.zeros(n, i8), np.zeros(n, i8), np.zeros((n, N_KINDS), i8), np.full(n, -1, i8),
+        np.full(n, -1, i8), np.zeros(n, np.int16), np.full((n, 4), -1, i8),
+        np.zeros((n, 4), np.bool_), np.zeros((n, 4, N_KINDS), i8),
+        np.full((n, 4, RIVER_SIZE), -1, i8), np.zeros((n, 4), i8), np.zeros((n, 4), np.bool_),
+        np.full((n, 4), -1, i8), np.zeros((n, N_KINDS), i8), np.zeros((n, N_KINDS), i8),
+        np.full(n, -1, i8), np.zeros(n, i8), np.zeros(n, i8), np.zeros(n, np.int16),
+        np.zeros((n, 4), np.int32), np.zeros((n, 4), np.int32), np.zeros(n, np.int16),
+    )
+    for i, m in enumerate(messages):
+        try:
+            me = int(m["seat"])
+            if not 0 <= me <= 3:
+                raise ProtocolError(f"view.seat must be 0..3, got {me}")
+            v.seat[i] = me
+            v.phase[i] = _PHASE_CODE[m["phase"]]
+            v.deal_index[i] = int(m["deal_index"])
+            v.dealer[i] = (int(m["dealer"]) - me) % 4
+            v.wall_left[i] = int(m["wall_left"])
+            for t in m["hand"]:
+                v.hand[i, _kind(t, "view.hand")] += 1
+            v.drawn[i] = _kind_or_none(m["drawn"], "view.drawn")
+            v.set_aside[i] = _kind_or_none(m["set_aside"], "view.set_aside")
+            v.passed_hu[i] = int(m["passed_hu"])
+            for t in m["live_discards"]:
+                v.live_discards[i, _kind(t, "view.live_discards")] += 1
+            for t in m["won_tiles"]:
+                v.won_tiles[i, _kind(t, "view.won_tiles")] += 1
+            v.claim_tile[i] = _kind_or_none(m["claim_tile"], "view.claim_tile")
+            v.active[i] = (int(m["active"]) - me) % 4
+            for s in range(4):
+                r = (s - me) % 4
+                suit = m["void"][s]
+                v.void[i, r] = -1 if suit is None else SUITS.index(suit)
+                v.void_revealed[i, r] = bool(m["void_revealed"][s])
+                for meld in m["melds"][s]:
+                    v.meld[i, r, _kind(meld["tile"], "view.melds")] = _MELD_CODE[meld["type"]]
+                river = m["rivers"][s]
+                v.river_len[i, r] = len(river)
+                for j, t in enumerate(river):
+                    v.river[i, r, j] = _kind(t, "view.rivers")
+                v.hu[i, r] = bool(m["hu"][s])
+                v.hu_tile[i, r] = _kind_or_none(m["hu_tile"][s], "view.hu_tile")
+                v.scores[i, r] = int(m["scores"][s])
+                v.match_scores[i, r] = int(m["match_scores"][s])
+        except ProtocolError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError) as err:
+            raise ProtocolError(f"malformed view object: {type(err).__name__}: {err}") from None
+    return v
+
+
+# ----------------------------------------------------------------------------- events
+
+def _seat_facts(view: dict[str, Any] | None, s: int) -> tuple[bool, dict[str, str], list, bool]:
+    if view is None:
+        return False, {}, [], False
+    return (view["void_revealed"][s], {m["tile"]: m["type"] for m in view["melds"][s]},
+            view["rivers"][s], view["hu"][s])
+
+
+def _own_event(seat: int, action: str, prev: dict[str, Any] | None,
+               cur: dict[str, Any]) -> dict[str, Any]:
+    """The seat's own answer as an event: the action's words, with the tile a claim took
+    (the previous view's tile under claim), the meld it made and the tile of a Hu."""
+    words = action.split()
+    event: dict[str, Any] = {"seat": seat, "act": words[0]}
+    if len(words) == 2:
+        event["suit" if words[0] == "void" and words[1] in SUITS else "tile"] = words[1]
+    elif words[0] in ("pung", "kong") and prev is not None and prev["claim_tile"]:
+        event["tile"] = prev["claim_tile"]
+    elif words[0] == "hu" and cur["hu_tile"][seat] is not None:
+        event["tile"] = cur["hu_tile"][seat]
+    if words[0] in ("pung", "kong") and "tile" in event:
+        kind = next((m["type"] for m in cur["melds"][seat] if m["tile"] == event["tile"]),
+                    None)
+        if kind is not None:
+            event["meld"] = kind
+    return event
+
+
+def view_events(prev: dict[str, Any] | None, cur: dict[str, Any],
+                answered: str | None = None) -> list[dict[str, Any]]:
+    """What the seat of the ``view`` object ``cur`` has seen since its ``view`` object
+    ``prev`` (None: since the deal began), as ``sichuan-record/1`` events (docs/protocol.md,
+    "Events"): the seat's own answer to ``prev`` (``answered``, an action string) first;
+    then every seat's visible moves (a revealed forbidden suit, melds, discards, Hu; the
+    seat's own forced discards), taken turn by turn from the seat that moved next (the
+    dealer after the forbidden-suit choices): each seat's melds before its next discard,
+    its Hu after its last; then the tile the seat has just drawn."""
+    me = cur["seat"]
+    events: list[dict[str, Any]] = []
+    own: dict[str, Any] = {}
+    if answered is not None:
+        own = _own_event(me, answered, prev, cur)
+        events.append(own)
+    fresh = prev is None or prev["phase"] == "void"
+    start = cur["dealer"] if fresh else (prev["active"] + 1) % 4
+    queues: list[list[list[dict[str, Any]]]] = []  # per seat: runs ending in a discard
+    for s in [(start + d) % 4 for d in range(4)]:
+        was_revealed, was_melds, was_river, was_hu = _seat_facts(prev, s)
+        head: list[dict[str, Any]] = []
+        skip_discard = 0
+        if s == me:
+            if prev is None and cur["void"][me] is not None and own.get("act") != "void":
+                head.append({"seat": me, "act": "void", "suit": cur["void"][me]})
+            skip_discard = int(own.get("act") == "discard")
+        elif cur["void_revealed"][s] and not was_revealed:
+            head.append({"seat": s, "act": "void", "suit": cur["void"][s]})
+        for m in cur["melds"][s]:
+            t, kind = m["tile"], m["type"]
+            if was_melds.get(t) == kind or (s == me and own.get("meld") == kind
+                                             and own.get("tile") == t):
+                continue
+            head.append({"seat": s, "act": "pung" if kind == "pung" else "kong", "tile": t,
+                         "meld": kind})
+        runs = []
+        for t in cur["rivers"][s][len(was_river) + skip_discard:]:
+            event = {"seat": s, "act": "discard", "tile": t}
+            if s == me:
+                event["auto"] = True
+            runs.append(head + [event])
+            head = []
+        if cur["hu"][s] and not was_hu and not (s == me and own.get("act") == "hu"):
+            event = {"seat": s, "act": "hu"}
+            if cur["hu_tile"][s] is not None:
+                event["tile"] = cur["hu_tile"][s]
+            head.append(event)
+        if head:
+            runs.append(head)
+        queues.append(runs)
+    for turn in range(max(len(q) for q in queues)):
+        for runs in queues:
+            if turn < len(runs):
+                events.extend(runs[turn])
+    if cur["drawn"] is not None:
+        events.append({"seat": me, "act": "draw", "tile": cur["drawn"]})
+    return events
+
+
+def legal_strings(mask: np.ndarray) -> list[str]:
+    """The legal actions of a (88,) mask as action strings, in action order."""
+    return [ACTION_STRINGS[a] for a in np.flatnonzero(mask)]
+
+
+def parse_answer(line: str | bytes) -> dict[str, Any]:
+    """One line a bot wrote, as a JSON object; :class:`ProtocolError` when it is not one."""
+    try:
+        msg = json.loads(line)
+    except ValueError as err:
+        text = line.decode(errors="replace") if isinstance(line, bytes) else line
+        raise ProtocolError(f"not JSON ({err.msg} at column {err.colno}): "
+                            f"{text.strip()[:120]!r}") from None
+    if not isinstance(msg, dict):
+        raise ProtocolError(f"a message is a JSON object, got {type(msg).__name__}")
+    return msg
+
+
+def answer_action(msg: dict[str, Any], legal: Sequence[str]) -> int:
+    """The action index an ``action`` message names, checked against the ``legal`` action
+    strings of its request. :class:`ProtocolError` for an unknown or illegal action."""
+    text = msg.get("action")
+    if not isinstance(text, str):
+        raise ProtocolError(f"the answer has no action string: {dumps(msg)[:120]}")
+    try:
+        a = action_from_str(text)
+    except ValueError as err:
+        raise ProtocolError(f"unknown action {text!r}: {err}") from None
+    if ACTION_STRINGS[a] not in legal:
+        raise ProtocolError(f"illegal action {text!r}; legal: {', '.join(legal)}")
+    return a
+
+
+def hello_message(rules: Rules | None, match: str, tables: int,
+                  seat: int | None = None) -> dict[str, Any]:
+    """The first message to a bot: protocol, rule options, seat (None: any), match id and
+    the most requests it may be sent at once (``tables``)."""
+    return {"type": "hello", "protocol": PROTOCOL,
+            "rules": None if rules is None else rules.to_dict(), "seat": seat,
+            "match": match, "tables": int(tables)}
+
+
+class Stream:
+    """One seat of one deal as the bot sees it: a table id, the previous ``view`` object
+    and the answer to it. :meth:`request` builds the next request."""
+
+    __slots__ = ("table", "prev", "answered")
+
+    def __init__(self, table: int) -> None:
+        self.table = table
+        self.prev: dict[str, Any] | None = None
+        self.answered: str | None = None
+
+    def continues(self, cur: dict[str, Any]) -> bool:
+        """Whether ``cur`` can follow this stream's previous view (same seat and deal, not
+        a new forbidden-suit choice, every river and the wall only grown or shrunk as play
+        does)."""
+        p = self.prev
+        if p is None:
+            return True
+        if (cur["seat"] != p["seat"] or cur["deal_index"] != p["deal_index"]
+                or cur["phase"] == "void" or cur["wall_left"] > p["wall_left"]):
+            return False
+        return all(cur["rivers"][s][: len(p["rivers"][s])] == p["rivers"][s]
+                   for s in range(4))
+
+    def request(self, rid: int, view: dict[str, Any], legal: list[str]) -> dict[str, Any]:
+        """The request ``rid`` for the ``view`` object now, with the events since the
+        previous one; remembers ``view`` for the next."""
+        events = view_events(self.prev, view, self.answered)
+        self.prev = view
+        self.answered = None
+        return {"type": "request", "id": rid, "table": self.table, "events": events,
+                "view": view, "legal": legal}
