@@ -5,7 +5,8 @@
 The human plays seat ``--seat`` (0 deals); the three other seats are played by
 ``--opponents`` (one spec for all three, or three comma-separated specs: ``random``,
 ``greedy``, ``rules``, ``fitted``, ``ppo``, ``best`` (shipped models), ``ppo:PATH``, an
-import path ``package.module:ClassName`` or ``path/to/file.py:ClassName``; see
+import path ``package.module:ClassName`` or ``path/to/file.py:ClassName``, or
+``exec:COMMAND``, a program in any language (docs/protocol.md); see
 :func:`sichuan_env.agent.make_agent`). Before each of your decisions the table is shown
 from your seat (:func:`sichuan_env.render.render_text`) with the legal choices; type one
 by name: ``discard 5m``, ``void 5m``, ``void s``, ``kong 5m``, ``kong``, ``pung``, ``hu``,
@@ -130,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sichuan_env.play",
                                 description="Play a deal against the bots.")
     p.add_argument("--opponents", default="rules",
-                   help="one agent for all three, or three comma-separated (default rules)")
+                   help="one agent for all three, or three comma-separated (default "
+                        "rules); exec:COMMAND runs a program (docs/protocol.md)")
     p.add_argument("--seat", type=int, default=0, choices=range(4))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rules", default="mil")

@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
                    "127.0.0.1)")
     p.add_argument("--port", type=_port, default=8000, help="port (default 8000; 0: a free one)")
     p.add_argument("--seats", default="you,rules,rules,rules",
-                   help="four seats in order, one 'you', the others agent specs")
+                   help="four seats in order, one 'you', the others agent specs (exec:COMMAND: "
+                        "a program in any language, docs/protocol.md)")
     p.add_argument("--rules", default="mil", help="rule preset (default mil)")
     p.add_argument("--seed", type=int, default=None, help="the first deal's seed")
     args = p.parse_args(argv)
