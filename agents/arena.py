@@ -166,6 +166,8 @@ class ArenaResult:
     #: ``decision``: the deal's decision number, from 0), restarts, drop
     #: (:meth:`sichuan_env.exec_agent.ExecAgent.report`)
     bots: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: with ``run_arena(keep_logs=True)``: every deal's actions (deal -> list)
+    logs: dict[int, list[int]] | None = None
 
     def __post_init__(self) -> None:
         self.stats = {name: self._agent_stats(i) for i, name in enumerate(self.names)}
@@ -323,6 +325,7 @@ def run_arena(
     legal: bool = False,
     agent_seed: int | None = None,
     command: str = "",
+    keep_logs: bool = False,
 ) -> ArenaResult:
     """Play ``deals`` deals between four agents (specs for :func:`make_agent` or agent
     objects; equal specs are one agent) and return their statistics.
@@ -330,7 +333,8 @@ def run_arena(
     ``workers`` > 1 splits the walls over that many processes (agents given as specs
     only); the deals and their results are the same as with one worker, except for the
     random agents' own draws. ``records``: write the first ``record_deals`` deals there as
-    game records, with each event's legal options when ``legal``."""
+    game records, with each event's legal options when ``legal``. ``keep_logs`` (one
+    worker): keep every deal's actions in ``result.logs`` (for :func:`replay_records`)."""
     if len(agents) != 4:
         raise ValueError(f"four seats are needed, got {len(agents)}")
     if deals < 1:
@@ -351,6 +355,10 @@ def run_arena(
     deal_agent = seat_agent[(np.arange(4)[None, :] - rot[:, None]) % 4]  # (D, 4)
     T = max(1, min(int(tables), D))
     n_rec = min(int(record_deals), D) if records is not None else 0
+    if keep_logs:
+        if workers > 1:
+            raise ValueError("keep_logs needs one worker")
+        n_rec = D
     desc = " vs ".join(_agent_name(a) for a in agents)
     workers = max(1, min(int(workers), -(-D // 4)))
     if workers > 1 and not all(isinstance(a, str) for a in agents):
@@ -386,7 +394,11 @@ def run_arena(
         deal_ins=out["deal_ins"], win_value=out["win_value"], pig=out["pig"],
         kong=out["kong"], bots=bots,
     )
-    if n_rec:
+    if keep_logs:
+        res.logs = logs
+    if records is not None and n_rec:
+        if keep_logs:
+            logs = {d: logs[d] for d in range(min(int(record_deals), D))}
         write_records(res, logs, records, legal=legal)
     return res
 
