@@ -56,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.arena import _agent_name as spec_name
 from agents.arena import limit_blas_threads, mean_ci, replay_records, run_arena
 from sichuan_env.rules import get_rules
 from sichuan_env.seeding import agent_seed
@@ -87,18 +88,22 @@ def lineups(n: int) -> list[tuple[int, ...]]:
 _BUILT: dict[str, Any] = {}
 
 
-def _agent(spec: str, k: int, seed: int, preset: str) -> Any:
-    """The bot of ``spec`` in this process (built once; the ``k``-th spec gets seed
-    :func:`sichuan_env.seeding.agent_seed` ``(seed, k + 1)``), named by its spec."""
-    if spec not in _BUILT:
-        from sichuan_env.agent import make_agent
+def _agent(spec: str, k: int, seed: int, preset: str, lineup: int) -> Any:
+    """The bot of ``spec`` (the ``k``-th agent) for lineup number ``lineup``, named by its
+    spec: built anew with seed :func:`sichuan_env.seeding.agent_seed` ``(seed, k + 1,
+    lineup)``, so a lineup plays the same whenever and wherever it is played; an
+    ``exec:`` bot's program is started once per process and kept."""
+    if spec in _BUILT:
+        return _BUILT[spec]
+    from sichuan_env.agent import make_agent
 
-        agent = make_agent(spec, seed=agent_seed(seed, k + 1), preset=preset)
-        if not getattr(agent, "name", None) or not str(agent.name).startswith("exec:"):
-            with contextlib.suppress(AttributeError):  # results name it by its spec
-                agent.name = spec
+    agent = make_agent(spec, seed=agent_seed(seed, k + 1, lineup), preset=preset)
+    if callable(getattr(agent, "close", None)):
         _BUILT[spec] = agent
-    return _BUILT[spec]
+    else:
+        with contextlib.suppress(AttributeError):  # results name it by its spec
+            agent.name = spec
+    return agent
 
 
 def close_built() -> None:
@@ -110,12 +115,22 @@ def close_built() -> None:
     _BUILT.clear()
 
 
-def play_lineup(specs: Sequence[str], lineup: Sequence[int], settings: dict[str, Any]
+def play_lineup(specs: Sequence[str], number: int, settings: dict[str, Any]
                 ) -> dict[str, Any]:
-    """Play one lineup on every wall; the compact result saved in ``DIR/lineups``."""
+    """Play lineup ``number`` on every wall; the compact result saved in ``DIR/lineups``."""
     preset = get_rules(settings["rules"]).preset
-    objs = [_agent(specs[b], b, settings["seed"], preset) for b in lineup]
-    names = [getattr(o, "name", None) or specs[b] for o, b in zip(objs, lineup, strict=True)]
+    lineup = lineups(len(specs))[number]
+    built: dict[str, Any] = {}
+    for b in lineup:
+        if specs[b] not in built:
+            built[specs[b]] = _agent(specs[b], b, settings["seed"], preset, number)
+    objs = [built[specs[b]] for b in lineup]
+    for obj in built.values():
+        if callable(getattr(obj, "clear_report", None)):
+            obj.clear_report()  # an exec: bot's faults and timing of this lineup only
+    names = [spec_name(o) for o in objs]
+    if len(set(names)) != len(built):
+        raise ValueError(f"two agents of {sorted(built)} go by one name: give each its own")
     res = run_arena(objs, deals=4 * settings["walls"], duplicate=True, seed=settings["seed"],
                     rules=settings["rules"], tables=settings["tables"], keep_logs=True)
     index = {name: lineup[names.index(name)] for name in res.names}
@@ -147,7 +162,7 @@ def _worker(specs: list[str], todo: list[int], settings: dict[str, Any], out: st
     limit_blas_threads(1)
     try:
         for i in todo:
-            _save_lineup(Path(out), i, play_lineup(specs, lineups(len(specs))[i], settings))
+            _save_lineup(Path(out), i, play_lineup(specs, i, settings))
             queue.put(("done", i))
     except KeyboardInterrupt:
         pass
@@ -209,7 +224,7 @@ def run_tournament(specs: Sequence[str], walls: int, seed: int, out: str | Path,
         limit_blas_threads(1)
         try:
             for i in todo:
-                _save_lineup(out, i, play_lineup(specs, plan[i], settings))
+                _save_lineup(out, i, play_lineup(specs, i, settings))
                 done += 1
                 say(f"[{done}/{len(plan)}] {', '.join(specs[b] for b in plan[i])} "
                     f"({time.perf_counter() - t0:.0f} s)")

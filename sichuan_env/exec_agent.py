@@ -397,6 +397,13 @@ class ExecAgent:
                 "max_s": self._time_max if n else None, "over_limit": self._over,
                 "limit_s": self.timeout, "first_limit_s": self.first_timeout}
 
+    def clear_report(self) -> None:
+        """Start the faults and timing of :meth:`report` afresh (e.g. for another run with
+        the same program)."""
+        self.faults, self._new_faults = [], []
+        self.fault_events = self.restarts = self._decisions = self._over = 0
+        self._time_total = self._time_max = 0.0
+
     def report(self) -> dict[str, Any]:
         """What results files keep of this bot: program, name, timing, faults, drop."""
         return {"command": self.command, "bot": self.bot_name, "version": self.bot_version,
