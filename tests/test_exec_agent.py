@@ -195,3 +195,17 @@ def test_every_process_is_gone_after_ctrl_c(tmp_path):
     assert err.strip().splitlines()[-1] == "interrupted"
     for pid in started:
         assert _pid_gone(pid), f"bot process {pid} outlived the arena"
+
+
+def test_the_bot_of_the_protocol_page_plays(tmp_path):
+    """docs/protocol.md's twenty-line bot, copied from the page, plays without a fault."""
+    page = (ROOT / "docs" / "protocol.md").read_text()
+    section = page.split("## A bot in twenty lines", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    bot = tmp_path / "first_legal.py"
+    bot.write_text(code)
+    spec = f"exec:{PY} {bot}?tables=64"
+    res = run_arena([spec, "rules", "rules", "rules"], deals=8, seed=4, tables=8)
+    rep = res.bots[spec]
+    assert rep["fault_count"] == 0 and rep["bot"] == "first-legal"
+    assert rep["timing"]["decisions"] > 30

@@ -2,11 +2,12 @@
 
     python tests/support/fault_bot.py MODE [N] [PIDFILE]
 
-It plays the first legal action, except at the N-th request of the run (request id N - 1;
-every N-th request of the process for ``every_*`` modes) where MODE says how it fails: ``timeout`` (sleeps), ``crash`` (exits
-with status 3 after a line on stderr), ``not_json``, ``unknown`` (an action that is no
-action), ``illegal`` (an action not in the legal list), ``bad_id``. ``no_hello`` never
-answers hello, ``bad_hello`` answers it with garbage, ``hello_exit`` exits at once.
+It plays the first legal action, except at the N-th request of the run (request id
+N - 1; every N-th request of the process for ``every_*`` modes) where MODE says how it
+fails: ``timeout`` (sleeps), ``crash`` (exits with status 3 after a line on stderr),
+``not_json``, ``unknown`` (an action that is no action), ``illegal`` (an action not in
+the legal list), ``bad_id``. ``no_hello`` never answers hello, ``bad_hello`` answers it
+with garbage, ``hello_exit`` exits at once.
 ``ok`` never fails. With PIDFILE, it writes its pid there first.
 """
 
