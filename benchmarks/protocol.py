@@ -51,9 +51,9 @@ def run(spec: str, deals: int, tables: int, rules: str) -> tuple[int, float, flo
     agent = make_agent(spec, seed=0, preset=rules)
     proc = getattr(agent, "proc", None)
     try:
-        # warm-up: one batch (the bot's own start-up and compilation are not measured)
-        st = engine.reset(np.arange(tables) + 6_000_000, rules)
-        for _ in range(20):
+        # warm-up: one batch of whole deals (start-up and compilation are not measured)
+        st = engine.reset(np.arange(max(tables, 4)) + 6_000_000, rules)
+        while not st.done.all():
             live = np.flatnonzero(~st.done)
             acts = np.zeros(st.batch_size, np.int64)
             acts[live] = choose(st, live, [agent])

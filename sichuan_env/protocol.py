@@ -53,45 +53,91 @@ def dumps(message: dict[str, Any]) -> str:
     return json.dumps(message, separators=(",", ":"))
 
 
-def _counted(counts: list[int]) -> list[str]:
-    return [TILES[k] for k, c in enumerate(counts) if c for _ in range(c)]
+_TILE_OBJECTS = np.array(TILES + (None,), dtype=object)  # index -1: None
+_KINDS = np.arange(N_KINDS)
+
+
+def _tile_lists(counts: np.ndarray) -> list[list[str]]:
+    """Per row of (n, 27) tile counts, the tiles as strings in kind order."""
+    n = counts.shape[0]
+    flat = _TILE_OBJECTS[np.repeat(np.tile(_KINDS, n), counts.reshape(-1))].tolist()
+    ends = np.cumsum(counts.sum(1, dtype=np.int64)).tolist()
+    out, lo = [], 0
+    for hi in ends:
+        out.append(flat[lo:hi])
+        lo = hi
+    return out
 
 
 def view_messages(v: SeatView) -> list[dict[str, Any]]:
     """Every row of the seat view ``v`` as the request's ``view`` object
     (docs/protocol.md): every field of :class:`SeatView`, per-seat lists in absolute seat
     order."""
-    L = {name: getattr(v, name).tolist() for name in SeatView._fields}
+    n = v.seat.shape[0]
+    seat = v.seat.astype(np.int64)
+    absolute = (np.arange(4)[None, :] - seat[:, None]) % 4  # (n, 4): relative seat of s
+    rows = np.arange(n)[:, None]
+
+    def by_seat(a: np.ndarray) -> np.ndarray:  # (n, 4, ...) relative -> absolute order
+        return a[rows, absolute]
+
+    river = by_seat(v.river)
+    river_len = by_seat(v.river_len).astype(np.int64)
+    valid = np.arange(river.shape[2])[None, None, :] < river_len[:, :, None]
+    river_tiles = _TILE_OBJECTS[river[valid]].tolist()
+    river_ends = np.cumsum(river_len.reshape(-1)).tolist()
+    meld = by_seat(v.meld)
+    mi, ms, mk = np.nonzero(meld)
+    meld_lists: list[list[list[dict[str, str]]]] = [[[], [], [], []] for _ in range(n)]
+    for i, s, k, code in zip(mi.tolist(), ms.tolist(), mk.tolist(),
+                             meld[mi, ms, mk].tolist(), strict=True):
+        meld_lists[i][s].append({"type": MELD_NAMES[code], "tile": TILES[k]})
+    hands = _tile_lists(v.hand)
+    live = _tile_lists(v.live_discards)
+    won = _tile_lists(v.won_tiles)
+    void = by_seat(v.void).tolist()
+    revealed = by_seat(v.void_revealed).tolist()
+    hu = by_seat(v.hu).tolist()
+    hu_tile = _TILE_OBJECTS[by_seat(v.hu_tile)].tolist()
+    scores = by_seat(v.scores).tolist()
+    match = by_seat(v.match_scores).tolist()
+    drawn = _TILE_OBJECTS[v.drawn].tolist()
+    aside = _TILE_OBJECTS[v.set_aside].tolist()
+    claim = _TILE_OBJECTS[v.claim_tile].tolist()
+    dealer = ((v.dealer + seat) % 4).tolist()
+    active = ((v.active + seat) % 4).tolist()
+    phase, deal_index = v.phase.tolist(), v.deal_index.tolist()
+    wall_left, passed_hu = v.wall_left.tolist(), v.passed_hu.tolist()
     out = []
-    for i, me in enumerate(L["seat"]):
-        order = [(s - me) % 4 for s in range(4)]  # the relative seat of absolute seat s
-        meld, river, river_len = L["meld"][i], L["river"][i], L["river_len"][i]
-        void, revealed, hu = L["void"][i], L["void_revealed"][i], L["hu"][i]
-        hu_tile, scores, match = L["hu_tile"][i], L["scores"][i], L["match_scores"][i]
-        drawn, aside, claim = L["drawn"][i], L["set_aside"][i], L["claim_tile"][i]
+    lo = 0
+    for i, me in enumerate(seat.tolist()):
+        rivers = []
+        for j in range(4 * i, 4 * i + 4):
+            hi = river_ends[j]
+            rivers.append(river_tiles[lo:hi])
+            lo = hi
         out.append({
             "seat": me,
-            "phase": PHASE_NAMES[L["phase"][i]],
-            "deal_index": L["deal_index"][i],
-            "dealer": (L["dealer"][i] + me) % 4,
-            "wall_left": L["wall_left"][i],
-            "hand": _counted(L["hand"][i]),
-            "drawn": TILES[drawn] if drawn >= 0 else None,
-            "set_aside": TILES[aside] if aside >= 0 else None,
-            "passed_hu": L["passed_hu"][i],
-            "void": [SUITS[void[r]] if void[r] >= 0 else None for r in order],
-            "void_revealed": [revealed[r] for r in order],
-            "melds": [[{"type": MELD_NAMES[c], "tile": TILES[k]}
-                       for k, c in enumerate(meld[r]) if c] for r in order],
-            "rivers": [[TILES[k] for k in river[r][: river_len[r]]] for r in order],
-            "hu": [hu[r] for r in order],
-            "hu_tile": [TILES[hu_tile[r]] if hu_tile[r] >= 0 else None for r in order],
-            "live_discards": _counted(L["live_discards"][i]),
-            "won_tiles": _counted(L["won_tiles"][i]),
-            "claim_tile": TILES[claim] if claim >= 0 else None,
-            "active": (L["active"][i] + me) % 4,
-            "scores": [scores[r] for r in order],
-            "match_scores": [match[r] for r in order],
+            "phase": PHASE_NAMES[phase[i]],
+            "deal_index": deal_index[i],
+            "dealer": dealer[i],
+            "wall_left": wall_left[i],
+            "hand": hands[i],
+            "drawn": drawn[i],
+            "set_aside": aside[i],
+            "passed_hu": passed_hu[i],
+            "void": [SUITS[x] if x >= 0 else None for x in void[i]],
+            "void_revealed": revealed[i],
+            "melds": meld_lists[i],
+            "rivers": rivers,
+            "hu": hu[i],
+            "hu_tile": hu_tile[i],
+            "live_discards": live[i],
+            "won_tiles": won[i],
+            "claim_tile": claim[i],
+            "active": active[i],
+            "scores": scores[i],
+            "match_scores": match[i],
         })
     return out
 
