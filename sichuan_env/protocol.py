@@ -142,16 +142,17 @@ def view_messages(v: SeatView) -> list[dict[str, Any]]:
     return out
 
 
-def _kind(text: Any, where: str) -> int:
-    k = _KIND_OF.get(text) if isinstance(text, str) else None
-    if k is None:
-        raise ProtocolError(f"{where}: {text!r} is not a tile (rank digit and suit letter, "
-                            "e.g. '5m')")
-    return k
+def _kinds(tiles: Any, where: str) -> list[int]:
+    try:
+        return [_KIND_OF[t] for t in tiles]
+    except (KeyError, TypeError):
+        bad = next((t for t in tiles if not isinstance(t, str) or t not in _KIND_OF), tiles)
+        raise ProtocolError(f"{where}: {bad!r} is not a tile (rank digit and suit letter, "
+                            "e.g. '5m')") from None
 
 
-def _kind_or_none(text: Any, where: str) -> int:
-    return -1 if text is None else _kind(text, where)
+def _counts(tiles: Any, where: str) -> np.ndarray:
+    return np.bincount(_kinds(tiles, where), minlength=N_KINDS)
 
 
 def views_from_messages(messages: Sequence[dict[str, Any]]) -> SeatView:
@@ -168,46 +169,51 @@ def views_from_messages(messages: Sequence[dict[str, Any]]) -> SeatView:
         np.full(n, -1, i8), np.zeros(n, i8), np.zeros(n, i8), np.zeros(n, np.int16),
         np.zeros((n, 4), np.int32), np.zeros((n, 4), np.int32), np.zeros(n, np.int16),
     )
+    one = {"seat": [], "phase": [], "deal_index": [], "dealer": [], "wall_left": [],
+           "drawn": [], "set_aside": [], "passed_hu": [], "claim_tile": [], "active": []}
+    four = {"void": [], "void_revealed": [], "hu": [], "hu_tile": [], "scores": [],
+            "match_scores": []}
+    suit_of = {None: -1, "m": 0, "p": 1, "s": 2}
+    tile_of = {None: -1, **_KIND_OF}
     for i, m in enumerate(messages):
         try:
-            me = int(m["seat"])
-            if not 0 <= me <= 3:
-                raise ProtocolError(f"view.seat must be 0..3, got {me}")
-            v.seat[i] = me
-            v.phase[i] = _PHASE_CODE[m["phase"]]
-            v.deal_index[i] = int(m["deal_index"])
-            v.dealer[i] = (int(m["dealer"]) - me) % 4
-            v.wall_left[i] = int(m["wall_left"])
-            for t in m["hand"]:
-                v.hand[i, _kind(t, "view.hand")] += 1
-            v.drawn[i] = _kind_or_none(m["drawn"], "view.drawn")
-            v.set_aside[i] = _kind_or_none(m["set_aside"], "view.set_aside")
-            v.passed_hu[i] = int(m["passed_hu"])
-            for t in m["live_discards"]:
-                v.live_discards[i, _kind(t, "view.live_discards")] += 1
-            for t in m["won_tiles"]:
-                v.won_tiles[i, _kind(t, "view.won_tiles")] += 1
-            v.claim_tile[i] = _kind_or_none(m["claim_tile"], "view.claim_tile")
-            v.active[i] = (int(m["active"]) - me) % 4
-            for s in range(4):
-                r = (s - me) % 4
-                suit = m["void"][s]
-                v.void[i, r] = -1 if suit is None else SUITS.index(suit)
-                v.void_revealed[i, r] = bool(m["void_revealed"][s])
+            me = m["seat"]
+            if me not in (0, 1, 2, 3) or isinstance(me, bool):
+                raise ProtocolError(f"view.seat must be 0..3, got {me!r}")
+            order = [(r + me) % 4 for r in range(4)]  # the absolute seat of relative r
+            one["seat"].append(me)
+            one["phase"].append(_PHASE_CODE[m["phase"]])
+            one["deal_index"].append(m["deal_index"])
+            one["dealer"].append((m["dealer"] - me) % 4)
+            one["wall_left"].append(m["wall_left"])
+            one["passed_hu"].append(m["passed_hu"])
+            one["active"].append((m["active"] - me) % 4)
+            for key in ("drawn", "set_aside", "claim_tile"):
+                one[key].append(tile_of[m[key]])
+            v.hand[i] = _counts(m["hand"], "view.hand")
+            v.live_discards[i] = _counts(m["live_discards"], "view.live_discards")
+            v.won_tiles[i] = _counts(m["won_tiles"], "view.won_tiles")
+            four["void"].append([suit_of[m["void"][s]] for s in order])
+            four["hu_tile"].append([tile_of[m["hu_tile"][s]] for s in order])
+            for key in ("void_revealed", "hu", "scores", "match_scores"):
+                four[key].append([m[key][s] for s in order])
+            for r, s in enumerate(order):
                 for meld in m["melds"][s]:
-                    v.meld[i, r, _kind(meld["tile"], "view.melds")] = _MELD_CODE[meld["type"]]
+                    k = _kinds((meld["tile"],), "view.melds")[0]
+                    v.meld[i, r, k] = _MELD_CODE[meld["type"]]
                 river = m["rivers"][s]
                 v.river_len[i, r] = len(river)
-                for j, t in enumerate(river):
-                    v.river[i, r, j] = _kind(t, "view.rivers")
-                v.hu[i, r] = bool(m["hu"][s])
-                v.hu_tile[i, r] = _kind_or_none(m["hu_tile"][s], "view.hu_tile")
-                v.scores[i, r] = int(m["scores"][s])
-                v.match_scores[i, r] = int(m["match_scores"][s])
+                if river:
+                    v.river[i, r, : len(river)] = _kinds(river, "view.rivers")
         except ProtocolError:
             raise
         except (KeyError, TypeError, ValueError, IndexError) as err:
             raise ProtocolError(f"malformed view object: {type(err).__name__}: {err}") from None
+    if n:
+        for key, values in one.items():
+            getattr(v, key)[:] = values
+        for key, values in four.items():
+            getattr(v, key)[:] = values
     return v
 
 
