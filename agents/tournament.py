@@ -56,8 +56,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.arena import _agent_name as spec_name
 from agents.arena import limit_blas_threads, mean_ci, replay_records, run_arena
+from sichuan_env.agent import spec_name
 from sichuan_env.rules import get_rules
 from sichuan_env.seeding import agent_seed
 

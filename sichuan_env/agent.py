@@ -424,7 +424,8 @@ def make_agent(spec: str, seed: int | None = None, *, validate: bool | None = No
         from sichuan_env.exec_agent import exec_agent
 
         try:
-            return exec_agent(target, spec_kwargs, seed=seed, preset=preset)
+            return exec_agent(target, spec_kwargs, preset=preset, build=lambda fallback:
+                              make_agent(fallback, seed=seed, preset=preset))
         except ValueError as err:
             raise AgentSpecError(f"agent {spec!r}: {err}") from err
     obj, arg, own = _load_target(target, spec)

@@ -35,6 +35,16 @@ from sichuan_env.rules import Rules, get_rules
 PROG = "python -m sichuan_env.bot_server"
 
 
+def _version() -> str:
+    """This project's version (its installed distribution's, else "unknown")."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("sichuan-env")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def _masks(requests: list[dict[str, Any]]) -> np.ndarray:
     m = np.zeros((len(requests), N_ACTIONS), np.bool_)
     for i, r in enumerate(requests):
@@ -61,11 +71,9 @@ class Server:
             self.rules = Rules.from_dict(msg["rules"])
         if self.agent is None:
             self.agent = make_agent(self.spec, seed=self.seed, preset=self.rules.preset)
-        from sichuan_env import __version__
-
         offered = int(msg.get("tables", 1))
         return {"type": "hello", "protocol": PROTOCOL, "name": f"bot_server {self.spec}",
-                "version": __version__, "tables": max(1, min(offered, self.tables))}
+                "version": _version(), "tables": max(1, min(offered, self.tables))}
 
     def decide(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
         views = views_from_messages([r["view"] for r in requests])

@@ -49,7 +49,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import count
 from typing import Any
 
@@ -103,7 +103,7 @@ class ExecAgent:
                  tables: int = 1, fallback: str = "rules", faults: int = 20,
                  name: str | None = None, log: str | None = None, log_bytes: int = 1_000_000,
                  cwd: str | None = None, rules: Rules | str | None = None,
-                 seed: int | None = None) -> None:
+                 build: Callable[[str], Any]) -> None:
         if not isinstance(command, str) or not command.strip():
             raise ValueError("exec: needs a command, e.g. exec:./mybot")
         for key, value, low in (("timeout", timeout, 0.0), ("first_timeout", first_timeout, 0.0),
@@ -124,10 +124,8 @@ class ExecAgent:
         self.log, self.log_bytes, self.cwd = log, int(log_bytes), cwd
         self.rules = get_rules(rules)
         self.match = f"{self.name}#{next(_MATCHES)}"
-        from sichuan_env.agent import make_agent  # the same layer; imported when used
-
         self.fallback_spec = fallback
-        self.fallback = make_agent(fallback, seed=seed, preset=self.rules.preset)
+        self.fallback = build(fallback)
         self.faults: list[dict[str, Any]] = []
         self.fault_events = 0
         self.restarts = 0
@@ -141,6 +139,7 @@ class ExecAgent:
         self._time_max = 0.0
         self._over = 0
         self._new_faults: list[dict[str, Any]] = []
+        self._given_up: set[int] = set()  # ids played by the fallback: a late answer is ignored
         self.proc: BotProcess | None = None
         self._start()
 
@@ -348,13 +347,18 @@ class ExecAgent:
         except ProtocolError as err:
             if oldest is not None:
                 del waiting[oldest.rid]
+                self._given_up.add(oldest.rid)
             self._fault("not_json", oldest, str(err), seats)
             return
         rid = msg.get("id")
         req = waiting.get(rid) if isinstance(rid, int) and not isinstance(rid, bool) else None
         if req is None:
+            if rid in self._given_up:  # answered after the fallback played it: ignored
+                self._given_up.discard(rid)
+                return
             if oldest is not None:
                 del waiting[oldest.rid]
+                self._given_up.add(oldest.rid)
             self._fault("bad_answer", oldest, f"an answer without the id of a waiting "
                         f"request: {line.decode(errors='replace')[:120]}", seats)
             return
@@ -381,6 +385,7 @@ class ExecAgent:
         first = first or min(waiting.values(), key=lambda r: r.rid)
         self._fault(kind, first, detail, seats)
         waiting.clear()
+        self._given_up.clear()  # the old process is gone
         self._check_budget()
         if self.dropped is None:
             self._restart()
@@ -416,11 +421,12 @@ class ExecAgent:
         return f"ExecAgent({self.command!r})"
 
 
-def exec_agent(target: str, kwargs: dict[str, Any], *, seed: int | None = None,
+def exec_agent(target: str, kwargs: dict[str, Any], *, build: Callable[[str], Any],
                preset: str | None = None) -> ExecAgent:
     """The agent of the spec ``exec:COMMAND?...`` (``target`` is ``exec:COMMAND``,
-    ``kwargs`` the parsed options). Raises ValueError (BotStartError included) with one
-    line."""
+    ``kwargs`` the parsed options); ``build(spec)`` makes the fallback agent
+    (:func:`sichuan_env.agent.make_agent` passes itself). Raises ValueError (BotStartError
+    included) with one line."""
     command = target[len(EXEC_PREFIX):].strip()
     known = {"timeout", "first_timeout", "tables", "fallback", "faults", "name", "log",
              "log_bytes", "cwd"}
@@ -431,4 +437,4 @@ def exec_agent(target: str, kwargs: dict[str, Any], *, seed: int | None = None,
         kwargs["fallback"] = str(kwargs["fallback"])
     if "name" in kwargs:
         kwargs["name"] = str(kwargs["name"])
-    return ExecAgent(command, rules=preset, seed=seed, **kwargs)
+    return ExecAgent(command, rules=preset, build=build, **kwargs)

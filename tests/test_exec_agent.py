@@ -113,6 +113,7 @@ def test_javascript_reference_bot():
 @pytest.mark.parametrize("mode,kind", [
     ("timeout", "timeout"), ("crash", "crash"), ("not_json", "not_json"),
     ("unknown", "unknown_action"), ("illegal", "illegal_action"), ("bad_id", "bad_answer"),
+    ("noise", "not_json"),
 ])
 def test_each_fault_is_survived_and_written_down(tmp_path, mode, kind):
     spec = fault_spec(mode, 30, "timeout=1&first_timeout=20&tables=4")

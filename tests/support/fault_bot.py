@@ -5,9 +5,9 @@
 It plays the first legal action, except at the N-th request of the run (request id
 N - 1; every N-th request of the process for ``every_*`` modes) where MODE says how it
 fails: ``timeout`` (sleeps), ``crash`` (exits with status 3 after a line on stderr),
-``not_json``, ``unknown`` (an action that is no action), ``illegal`` (an action not in
-the legal list), ``bad_id``. ``no_hello`` never answers hello, ``bad_hello`` answers it
-with garbage, ``hello_exit`` exits at once.
+``not_json``, ``noise`` (a stray line before the answer), ``unknown`` (an action that is
+no action), ``illegal`` (an action not in the legal list), ``bad_id``. ``no_hello`` never
+answers hello, ``bad_hello`` answers it with garbage, ``hello_exit`` exits at once.
 ``ok`` never fails. With PIDFILE, it writes its pid there first.
 """
 
@@ -53,6 +53,8 @@ for line in sys.stdin:
     if due and kind == "not_json":
         print("this is not json", flush=True)
         continue
+    if due and kind == "noise":  # a stray line, then the answer all the same
+        print("debug: thinking...", flush=True)
     if due and kind == "unknown":
         action = "fly away"
     if due and kind == "illegal":
