@@ -49,7 +49,6 @@ def run(spec: str, deals: int, tables: int, rules: str) -> tuple[int, float, flo
     from sichuan_env.driver import choose
 
     agent = make_agent(spec, seed=0, preset=rules)
-    proc = getattr(agent, "proc", None)
     try:
         # warm-up: one batch of whole deals (start-up and compilation are not measured)
         st = engine.reset(np.arange(max(tables, 4)) + 6_000_000, rules)
@@ -59,6 +58,7 @@ def run(spec: str, deals: int, tables: int, rules: str) -> tuple[int, float, flo
             acts[live] = choose(st, live, [agent])
             engine.step(st, acts, inplace=True)
         n = 0
+        proc = getattr(agent, "proc", None)  # the program (after any restart)
         child0 = _child_cpu(proc.pid) if proc is not None else 0.0
         cpu0, wall0 = time.process_time(), time.perf_counter()
         for lo in range(0, deals, tables):
