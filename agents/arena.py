@@ -366,8 +366,9 @@ def run_arena(
     t0 = time.perf_counter()
     try:
         if workers == 1:
-            out, end_reason, logs, bots = _play(objs, names, seeds, deal_agent, rules, T,
-                                                n_rec, desc if progress else None)
+            bots: dict[str, dict[str, Any]] = {}
+            out, end_reason, logs = _play(objs, names, seeds, deal_agent, rules, T, n_rec,
+                                          desc if progress else None, bots=bots)
         else:
             import multiprocessing as mp
 
@@ -452,15 +453,18 @@ def _play_job(job: tuple) -> tuple:
     agents, aseed, salt, seeds, deal_agent, rules, T, n_rec, desc = job
     limit_blas_threads(1)
     names, objs, _ = _make_agents(agents, aseed, salt, get_rules(rules).preset)
+    bots: dict[str, dict[str, Any]] = {}
     try:
-        return _play(objs, names, seeds, deal_agent, rules, T, n_rec, desc)
+        return (*_play(objs, names, seeds, deal_agent, rules, T, n_rec, desc, bots=bots), bots)
     finally:
         close_agents(objs, ())
 
 
 def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.ndarray,
-          rules: Rules, T: int, n_rec: int, desc: str | None):
-    """Play the deals ``seeds`` (agent indices ``deal_agent`` per seat) on T tables."""
+          rules: Rules, T: int, n_rec: int, desc: str | None,
+          bots: dict[str, dict[str, Any]] | None = None):
+    """Play the deals ``seeds`` (agent indices ``deal_agent`` per seat) on T tables;
+    ``bots`` (when given) receives the reports of ``exec:`` bots, by name."""
     D = seeds.size
     T = max(1, min(T, D))
     out = {k: np.zeros((D, 4), np.float64) for k in
@@ -469,7 +473,6 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
     logs: dict[int, list[int]] = {d: [] for d in range(n_rec)}
     decisions = np.zeros(D, np.int64)  # decisions made so far per deal
     execs = [(k, o) for k, o in enumerate(objs) if callable(getattr(o, "take_faults", None))]
-    bots: dict[str, dict[str, Any]] = {}
     st = engine.reset(seeds[:T], rules)
     slot = np.arange(T)  # deal of each slot, -1 idle
     next_deal = T
@@ -528,9 +531,10 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
                 bar.update(fin.size)
     if bar is not None:
         bar.close()
-    for k, obj in execs:
-        bots[names[k]] = obj.report()
-    return out, end_reason, logs, bots
+    if bots is not None:
+        for k, obj in execs:
+            bots[names[k]] = obj.report()
+    return out, end_reason, logs
 
 
 def replay_records(res: ArenaResult, logs: dict[int, list[int]], *, legal: bool = False,

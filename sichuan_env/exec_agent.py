@@ -341,10 +341,10 @@ class ExecAgent:
 
     def _answer(self, line: bytes, waiting: dict[int, _Request], out: np.ndarray,
                 seats: np.ndarray, now: float) -> None:
-        oldest = min(waiting.values(), key=lambda r: r.rid) if waiting else None
         try:
             msg = parse_answer(line)
         except ProtocolError as err:
+            oldest = _oldest(waiting)
             if oldest is not None:
                 del waiting[oldest.rid]
                 self._given_up.add(oldest.rid)
@@ -356,6 +356,7 @@ class ExecAgent:
             if rid in self._given_up:  # answered after the fallback played it: ignored
                 self._given_up.discard(rid)
                 return
+            oldest = _oldest(waiting)
             if oldest is not None:
                 del waiting[oldest.rid]
                 self._given_up.add(oldest.rid)
@@ -382,7 +383,7 @@ class ExecAgent:
               detail: str, seats: np.ndarray, first: _Request | None = None) -> None:
         """The program timed out or died: a fault on ``first`` (default the oldest
         waiting request); every unanswered request goes to the fallback; restart."""
-        first = first or min(waiting.values(), key=lambda r: r.rid)
+        first = first or _oldest(waiting)
         self._fault(kind, first, detail, seats)
         waiting.clear()
         self._given_up.clear()  # the old process is gone
@@ -419,6 +420,11 @@ class ExecAgent:
 
     def __repr__(self) -> str:
         return f"ExecAgent({self.command!r})"
+
+
+def _oldest(waiting: dict[int, _Request]) -> _Request | None:
+    """The waiting request sent first (the dict keeps the order of sending)."""
+    return next(iter(waiting.values()), None)
 
 
 def exec_agent(target: str, kwargs: dict[str, Any], *, build: Callable[[str], Any],

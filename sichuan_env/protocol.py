@@ -219,13 +219,6 @@ def views_from_messages(messages: Sequence[dict[str, Any]]) -> SeatView:
 
 # ----------------------------------------------------------------------------- events
 
-def _seat_facts(view: dict[str, Any] | None, s: int) -> tuple[bool, dict[str, str], list, bool]:
-    if view is None:
-        return False, {}, [], False
-    return (view["void_revealed"][s], {m["tile"]: m["type"] for m in view["melds"][s]},
-            view["rivers"][s], view["hu"][s])
-
-
 def _own_event(seat: int, action: str, prev: dict[str, Any] | None,
                cur: dict[str, Any]) -> dict[str, Any]:
     """The seat's own answer as an event: the action's words, with the tile a claim took
@@ -264,31 +257,39 @@ def view_events(prev: dict[str, Any] | None, cur: dict[str, Any],
     fresh = prev is None or prev["phase"] == "void"
     start = cur["dealer"] if fresh else (prev["active"] + 1) % 4
     queues: list[list[list[dict[str, Any]]]] = []  # per seat: runs ending in a discard
-    for s in [(start + d) % 4 for d in range(4)]:
-        was_revealed, was_melds, was_river, was_hu = _seat_facts(prev, s)
+    own_act = own.get("act")
+    for s in (start, (start + 1) % 4, (start + 2) % 4, (start + 3) % 4):
+        melds, river = cur["melds"][s], cur["rivers"][s]
+        if prev is None:
+            was_revealed, was_melds, was_river, was_hu = False, [], 0, False
+        else:
+            was_revealed, was_melds = prev["void_revealed"][s], prev["melds"][s]
+            was_river, was_hu = len(prev["rivers"][s]), prev["hu"][s]
         head: list[dict[str, Any]] = []
-        skip_discard = 0
         if s == me:
-            if prev is None and cur["void"][me] is not None and own.get("act") != "void":
+            if prev is None and cur["void"][me] is not None and own_act != "void":
                 head.append({"seat": me, "act": "void", "suit": cur["void"][me]})
-            skip_discard = int(own.get("act") == "discard")
+            if own_act == "discard":
+                was_river += 1
         elif cur["void_revealed"][s] and not was_revealed:
             head.append({"seat": s, "act": "void", "suit": cur["void"][s]})
-        for m in cur["melds"][s]:
-            t, kind = m["tile"], m["type"]
-            if was_melds.get(t) == kind or (s == me and own.get("meld") == kind
+        if melds != was_melds:
+            before = {m["tile"]: m["type"] for m in was_melds}
+            for m in melds:
+                t, kind = m["tile"], m["type"]
+                if before.get(t) == kind or (s == me and own.get("meld") == kind
                                              and own.get("tile") == t):
-                continue
-            head.append({"seat": s, "act": "pung" if kind == "pung" else "kong", "tile": t,
-                         "meld": kind})
+                    continue
+                head.append({"seat": s, "act": "pung" if kind == "pung" else "kong",
+                             "tile": t, "meld": kind})
         runs = []
-        for t in cur["rivers"][s][len(was_river) + skip_discard:]:
+        for t in river[was_river:]:
             event = {"seat": s, "act": "discard", "tile": t}
             if s == me:
                 event["auto"] = True
             runs.append(head + [event])
             head = []
-        if cur["hu"][s] and not was_hu and not (s == me and own.get("act") == "hu"):
+        if cur["hu"][s] and not was_hu and not (s == me and own_act == "hu"):
             event = {"seat": s, "act": "hu"}
             if cur["hu_tile"][s] is not None:
                 event["tile"] = cur["hu_tile"][s]
@@ -323,16 +324,21 @@ def parse_answer(line: str | bytes) -> dict[str, Any]:
     return msg
 
 
+_ACTION_INDEX = {text: a for a, text in enumerate(ACTION_STRINGS)}
+
+
 def answer_action(msg: dict[str, Any], legal: Sequence[str]) -> int:
     """The action index an ``action`` message names, checked against the ``legal`` action
     strings of its request. :class:`ProtocolError` for an unknown or illegal action."""
     text = msg.get("action")
     if not isinstance(text, str):
         raise ProtocolError(f"the answer has no action string: {dumps(msg)[:120]}")
-    try:
-        a = action_from_str(text)
-    except ValueError as err:
-        raise ProtocolError(f"unknown action {text!r}: {err}") from None
+    a = _ACTION_INDEX.get(text)
+    if a is None:  # not in the canonical spelling: the parser says what is wrong
+        try:
+            a = action_from_str(text)
+        except ValueError as err:
+            raise ProtocolError(f"unknown action {text!r}: {err}") from None
     if ACTION_STRINGS[a] not in legal:
         raise ProtocolError(f"illegal action {text!r}; legal: {', '.join(legal)}")
     return a
