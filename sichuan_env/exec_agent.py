@@ -66,7 +66,7 @@ from sichuan_env.protocol import (
     answer_action,
     dumps,
     hello_message,
-    legal_strings,
+    legal_lists,
     parse_answer,
     view_messages,
 )
@@ -287,6 +287,7 @@ class ExecAgent:
     def _ask(self, views: SeatView, masks: np.ndarray, seats: np.ndarray,
              table_ids: list[int], out: np.ndarray) -> None:
         msgs = view_messages(views)
+        legals = legal_lists(masks)
         pending: list[_Request] = []
         for i, view in enumerate(msgs):
             key = (table_ids[i], int(seats[i]))
@@ -296,7 +297,7 @@ class ExecAgent:
                     self.proc.send(dumps({"type": "end", "table": stream.table}) + "\n")
                 stream = self._streams[key] = Stream(next(self._table_ids))
             rid = next(self._request_ids)
-            legal = legal_strings(masks[i])
+            legal = legals[i]
             req = _Request(rid, i, table_ids[i], stream, legal,
                            dumps(stream.request(rid, view, legal)))
             pending.append(req)

@@ -33,7 +33,8 @@ from sichuan_env.vocab import MELD_NAMES, N_KINDS, SUITS
 
 __all__ = [
     "PROTOCOL", "ProtocolError", "TILES", "view_messages", "views_from_messages",
-    "view_events", "Stream", "hello_message", "dumps", "legal_strings", "parse_answer",
+    "view_events", "Stream", "hello_message", "dumps", "legal_strings", "legal_lists",
+    "parse_answer", "answer_action",
 ]
 
 PROTOCOL = "sichuan-bot/1"
@@ -309,6 +310,21 @@ def view_events(prev: dict[str, Any] | None, cur: dict[str, Any],
 def legal_strings(mask: np.ndarray) -> list[str]:
     """The legal actions of a (88,) mask as action strings, in action order."""
     return [ACTION_STRINGS[a] for a in np.flatnonzero(mask)]
+
+
+_ACTION_OBJECTS = np.array(ACTION_STRINGS, dtype=object)
+
+
+def legal_lists(masks: np.ndarray) -> list[list[str]]:
+    """:func:`legal_strings` of every row of (n, 88) masks."""
+    rows, acts = np.nonzero(masks)
+    flat = _ACTION_OBJECTS[acts].tolist()
+    ends = np.cumsum(np.bincount(rows, minlength=masks.shape[0])).tolist()
+    out, lo = [], 0
+    for hi in ends:
+        out.append(flat[lo:hi])
+        lo = hi
+    return out
 
 
 def parse_answer(line: str | bytes) -> dict[str, Any]:
