@@ -93,7 +93,7 @@ def serve(server: Server, fd_in: int = 0, fd_out: int = 1) -> int:
     """Answer messages from ``fd_in`` on ``fd_out`` until ``bye`` or end of input."""
     buf = b""
     while True:
-        chunk = os.read(fd_in, 1 << 16)
+        chunk = os.read(fd_in, 1 << 20)  # whole batches of requests: one act_batch each
         if not chunk:
             return 0
         buf += chunk

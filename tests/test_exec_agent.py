@@ -210,3 +210,31 @@ def test_the_bot_of_the_protocol_page_plays(tmp_path):
     rep = res.bots[spec]
     assert rep["fault_count"] == 0 and rep["bot"] == "first-legal"
     assert rep["timing"]["decisions"] > 30
+
+
+# ----------------------------------------------------------------------------- other commands
+
+
+def test_exec_bots_in_the_ladder_terminal_and_web_play(tmp_path):
+    import io
+
+    from agents.ladder import run_ladder
+    from sichuan_env.play import play
+    from sichuan_env.rules import get_rules
+    from sichuan_env.web.table import SharedAgent, WebGame, warm_up
+
+    ok = f"exec:{PY} {FAULT_BOT} ok"
+    ladder = run_ladder(["greedy", ok], deals=8, seed=2, tables=8)
+    assert {r["agent"] for r in ladder["standings"]} == {"greedy", ok}
+    out = io.StringIO()
+    scores = play([ok], seat=0, seed=3, auto_first=True, stdout=out)
+    assert sum(scores) <= 0 and "seat 1:" in out.getvalue()
+    agent = make_agent(ok, seed=1, preset="mil")
+    try:
+        shared = [None, SharedAgent(agent, ok), SharedAgent(agent, ok), SharedAgent(agent, ok)]
+        warm_up(shared, get_rules("mil"), seed=5)  # a whole deal with the human's first moves
+        game = WebGame(shared, get_rules("mil"), 6)
+        assert not game.done
+        assert agent.fault_events == 0 and agent.timing()["decisions"] > 20
+    finally:
+        agent.close()
