@@ -240,68 +240,139 @@ def _own_event(seat: int, action: str, prev: dict[str, Any] | None,
     return event
 
 
+def _next_live(seat: int, done: set[int]) -> int | None:
+    return next(((seat + d) % 4 for d in (1, 2, 3, 4) if (seat + d) % 4 not in done), None)
+
+
+class _Moves:
+    """One seat's visible moves since the previous view, not yet placed in order."""
+
+    __slots__ = ("discards", "claims", "kongs", "hu")
+
+    def __init__(self) -> None:
+        self.discards: list[list[dict[str, Any]]] = []  # each: [revealed suit?, discard]
+        self.claims: list[dict[str, Any]] = []  # pung and melded kong: after a discard
+        self.kongs: list[dict[str, Any]] = []  # concealed, promoted, postponed: own turn
+        self.hu: dict[str, Any] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.discards or self.claims or self.kongs or self.hu)
+
+
+def _in_turn_order(moves: dict[int, _Moves], start: int, last: tuple[int, str] | None,
+                   done: set[int]) -> list[dict[str, Any]]:
+    """The seats' moves replayed in the order of play: after a discard, a seat with a
+    claim of that tile (pung, melded kong) moves next, seats whose Hu was on that tile
+    win, otherwise the next seat still playing moves: its kongs, then its next discard
+    (or its self-drawn Hu). When the play cannot be followed further (the present is
+    reached, or the views do not tell), what is left follows seat by seat."""
+    out: list[dict[str, Any]] = []
+    cur: int | None = start if last is None else None
+    for _ in range(256):
+        if last is not None:
+            y, t = last
+            last = None
+            others = [(y + d) % 4 for d in (1, 2, 3)]
+            claimer = next((x for x in others if any(c["tile"] == t for c in moves[x].claims)),
+                           None)
+            if claimer is not None:
+                claim = next(c for c in moves[claimer].claims if c["tile"] == t)
+                moves[claimer].claims.remove(claim)
+                out.append(claim)
+                cur = claimer
+            else:
+                winners = [x for x in others if moves[x].hu is not None
+                           and moves[x].hu.get("tile") == t and not moves[x].discards]
+                for x in winners:
+                    out.append(moves[x].hu)
+                    moves[x].hu = None
+                    done.add(x)
+                cur = _next_live(winners[-1] if winners else y, done)
+        if cur is None or not moves[cur]:
+            break
+        m = moves[cur]
+        out.extend(m.kongs)
+        m.kongs = []
+        if m.discards:
+            run = m.discards.pop(0)
+            out.extend(run)
+            last = (cur, run[-1]["tile"])
+        elif m.hu is not None:  # self-drawn
+            out.append(m.hu)
+            m.hu = None
+            done.add(cur)
+            cur = _next_live(cur, done)
+        else:
+            break
+    for d in range(4):  # what is left
+        m = moves[(start + d) % 4]
+        for run in m.discards:
+            out.extend(run)
+        out.extend(m.claims + m.kongs + ([m.hu] if m.hu is not None else []))
+    return out
+
+
 def view_events(prev: dict[str, Any] | None, cur: dict[str, Any],
                 answered: str | None = None) -> list[dict[str, Any]]:
     """What the seat of the ``view`` object ``cur`` has seen since its ``view`` object
     ``prev`` (None: since the deal began), as ``sichuan-record/1`` events (docs/protocol.md,
     "Events"): the seat's own answer to ``prev`` (``answered``, an action string) first;
     then every seat's visible moves (a revealed forbidden suit, melds, discards, Hu; the
-    seat's own forced discards), taken turn by turn from the seat that moved next (the
-    dealer after the forbidden-suit choices): each seat's melds before its next discard,
-    its Hu after its last; then the tile the seat has just drawn."""
+    seat's own forced discards) in the order of play as far as the views tell it
+    (:func:`_in_turn_order`, from the seat that moved next: the dealer after the
+    forbidden-suit choices); then the tile the seat has just drawn."""
     me = cur["seat"]
     events: list[dict[str, Any]] = []
     own: dict[str, Any] = {}
     if answered is not None:
         own = _own_event(me, answered, prev, cur)
         events.append(own)
-    fresh = prev is None or prev["phase"] == "void"
-    start = cur["dealer"] if fresh else (prev["active"] + 1) % 4
-    queues: list[list[list[dict[str, Any]]]] = []  # per seat: runs ending in a discard
     own_act = own.get("act")
-    for s in (start, (start + 1) % 4, (start + 2) % 4, (start + 3) % 4):
+    if prev is None and cur["void"][me] is not None and own_act != "void":
+        events.append({"seat": me, "act": "void", "suit": cur["void"][me]})
+    moves = {s: _Moves() for s in range(4)}
+    for s, m in moves.items():
         melds, river = cur["melds"][s], cur["rivers"][s]
         if prev is None:
             was_revealed, was_melds, was_river, was_hu = False, [], 0, False
         else:
             was_revealed, was_melds = prev["void_revealed"][s], prev["melds"][s]
             was_river, was_hu = len(prev["rivers"][s]), prev["hu"][s]
-        head: list[dict[str, Any]] = []
-        if s == me:
-            if prev is None and cur["void"][me] is not None and own_act != "void":
-                head.append({"seat": me, "act": "void", "suit": cur["void"][me]})
-            if own_act == "discard":
-                was_river += 1
-        elif cur["void_revealed"][s] and not was_revealed:
-            head.append({"seat": s, "act": "void", "suit": cur["void"][s]})
+        if s == me and own_act == "discard":
+            was_river += 1
         if melds != was_melds:
-            before = {m["tile"]: m["type"] for m in was_melds}
-            for m in melds:
-                t, kind = m["tile"], m["type"]
+            before = {x["tile"]: x["type"] for x in was_melds}
+            for x in melds:
+                t, kind = x["tile"], x["type"]
                 if before.get(t) == kind or (s == me and own.get("meld") == kind
                                              and own.get("tile") == t):
                     continue
-                head.append({"seat": s, "act": "pung" if kind == "pung" else "kong",
-                             "tile": t, "meld": kind})
-        runs = []
+                event = {"seat": s, "act": "pung" if kind == "pung" else "kong", "tile": t,
+                         "meld": kind}
+                (m.claims if kind in ("pung", "melded_kong") else m.kongs).append(event)
+        reveal = s != me and cur["void_revealed"][s] and not was_revealed
         for t in river[was_river:]:
             event = {"seat": s, "act": "discard", "tile": t}
             if s == me:
                 event["auto"] = True
-            runs.append(head + [event])
-            head = []
+            run = [event]
+            if reveal:  # shown with its first discard
+                run.insert(0, {"seat": s, "act": "void", "suit": cur["void"][s]})
+                reveal = False
+            m.discards.append(run)
         if cur["hu"][s] and not was_hu and not (s == me and own_act == "hu"):
-            event = {"seat": s, "act": "hu"}
+            m.hu = {"seat": s, "act": "hu"}
             if cur["hu_tile"][s] is not None:
-                event["tile"] = cur["hu_tile"][s]
-            head.append(event)
-        if head:
-            runs.append(head)
-        queues.append(runs)
-    for turn in range(max(len(q) for q in queues)):
-        for runs in queues:
-            if turn < len(runs):
-                events.extend(runs[turn])
+                m.hu["tile"] = cur["hu_tile"][s]
+    fresh = prev is None or prev["phase"] == "void"
+    start = cur["dealer"] if fresh else (prev["active"] + 1) % 4
+    done = {x for x in range(4) if prev is not None and prev["hu"][x]}
+    last = None  # (seat, tile) of the discard (or added kong) that others may answer
+    if prev is not None and prev["phase"] in ("claim", "rob") and own_act in (None, "pass"):
+        last = (prev["active"], prev["claim_tile"])
+    elif own_act in ("discard", "kong") and "tile" in own:
+        last = (me, own["tile"])
+    events.extend(_in_turn_order(moves, start, last, done))
     if cur["drawn"] is not None:
         events.append({"seat": me, "act": "draw", "tile": cur["drawn"]})
     return events

@@ -196,3 +196,34 @@ def test_messages_follow_the_json_schema():
             validator.validate(json.loads(dumps(req)))
             n += 1
     assert n > 300
+
+
+@pytest.mark.parametrize("preset,seed", [("mil", 31), ("mahjongsoft", 32)])
+def test_claims_follow_the_discard_they_take(preset, seed):
+    """With bots that claim whatever they can, every pung or melded kong in the events
+    comes right after the discard of its tile by another seat."""
+    st = engine.reset(np.arange(seed, seed + 16), preset)
+    rng = np.random.default_rng(seed)
+    streams: dict = {}
+    claims = 0
+    while not st.done.all():
+        live = np.flatnonzero(~st.done)
+        m = st.legal_action_mask
+        u = rng.random(m.shape)
+        u[:, 84:87] += 2  # pung, kong, hu first
+        u[~m] = -1
+        acts = u.argmax(1)
+        v = seat_view(st, st.current[live].astype(np.intp), live)
+        for i, view in enumerate(view_messages(v)):
+            t, s = int(live[i]), view["seat"]
+            stream = streams.setdefault((t, s), Stream(len(streams)))
+            events = stream.request(0, view, legal_strings(m[t]))["events"]
+            stream.answered = ACTION_STRINGS[acts[t]]
+            for j, e in enumerate(events):
+                if e.get("meld") in ("pung", "melded_kong") and j > 0:
+                    before = events[j - 1]
+                    assert (before["act"] == "discard" and before["tile"] == e["tile"]
+                            and before["seat"] != e["seat"]), (events, j)
+                    claims += 1
+        st, _, _ = engine.step(st, acts)
+    assert claims > 20
