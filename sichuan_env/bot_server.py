@@ -45,11 +45,14 @@ def _version() -> str:
         return "unknown"
 
 
+_INDEX = {text: a for a, text in enumerate(ACTION_STRINGS)}
+
+
 def _masks(requests: list[dict[str, Any]]) -> np.ndarray:
     m = np.zeros((len(requests), N_ACTIONS), np.bool_)
     for i, r in enumerate(requests):
-        for text in r["legal"]:
-            m[i, action_from_str(text)] = True
+        m[i, [_INDEX.get(text) if text in _INDEX else action_from_str(text)
+              for text in r["legal"]]] = True
     return m
 
 
