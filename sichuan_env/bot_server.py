@@ -18,7 +18,6 @@ understood gets no answer and one line on stderr (the arena then counts a timeou
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
@@ -29,7 +28,7 @@ from sichuan_env.actions import ACTION_STRINGS, N_ACTIONS, action_from_str
 from sichuan_env.agent import make_agent
 from sichuan_env.driver import NO_OBSERVATION, agent_needs
 from sichuan_env.observation import planes_from_view
-from sichuan_env.protocol import PROTOCOL, ProtocolError, dumps, views_from_messages
+from sichuan_env.protocol import PROTOCOL, ProtocolError, dumps, loads, views_from_messages
 from sichuan_env.rules import Rules, get_rules
 
 PROG = "python -m sichuan_env.bot_server"
@@ -109,7 +108,7 @@ def serve(server: Server, fd_in: int = 0, fd_out: int = 1) -> int:
             if not line.strip():
                 continue
             try:
-                msg = json.loads(line)
+                msg = loads(line)
                 kind = msg.get("type")
                 if kind == "request":
                     requests.append(msg)

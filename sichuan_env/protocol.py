@@ -33,7 +33,7 @@ from sichuan_env.vocab import MELD_NAMES, N_KINDS, SUITS
 
 __all__ = [
     "PROTOCOL", "ProtocolError", "TILES", "view_messages", "views_from_messages",
-    "view_events", "Stream", "hello_message", "dumps", "legal_strings", "legal_lists",
+    "view_events", "Stream", "hello_message", "dumps", "loads", "legal_strings", "legal_lists",
     "parse_answer", "answer_action",
 ]
 
@@ -49,9 +49,26 @@ class ProtocolError(ValueError):
     """A message that does not follow ``sichuan-bot/1`` (one line saying what is wrong)."""
 
 
+try:  # the same bytes, about five times faster (the ``bots`` extra)
+    import orjson
+except ImportError:  # pragma: no cover - depends on the installed extras
+    orjson = None
+
+
 def dumps(message: dict[str, Any]) -> str:
-    """One message as one line of compact JSON (no newline)."""
+    """One message as one line of compact JSON (no newline): ``json.dumps`` with
+    separators ``,`` and ``:``, written by orjson when it is installed (the same text for
+    these messages: ASCII strings, integers, booleans, null)."""
+    if orjson is not None:
+        return orjson.dumps(message).decode()
     return json.dumps(message, separators=(",", ":"))
+
+
+def loads(line: str | bytes) -> Any:
+    """One JSON text (orjson when installed); ``ValueError`` when it is not JSON."""
+    if orjson is not None:
+        return orjson.loads(line)
+    return json.loads(line)
 
 
 _TILE_OBJECTS = np.array(TILES + (None,), dtype=object)  # index -1: None
@@ -401,10 +418,11 @@ def legal_lists(masks: np.ndarray) -> list[list[str]]:
 def parse_answer(line: str | bytes) -> dict[str, Any]:
     """One line a bot wrote, as a JSON object; :class:`ProtocolError` when it is not one."""
     try:
-        msg = json.loads(line)
+        msg = loads(line)
     except ValueError as err:
         text = line.decode(errors="replace") if isinstance(line, bytes) else line
-        raise ProtocolError(f"not JSON ({err.msg} at column {err.colno}): "
+        where = getattr(err, "msg", str(err)), getattr(err, "colno", "?")
+        raise ProtocolError(f"not JSON ({where[0]} at column {where[1]}): "
                             f"{text.strip()[:120]!r}") from None
     if not isinstance(msg, dict):
         raise ProtocolError(f"a message is a JSON object, got {type(msg).__name__}")

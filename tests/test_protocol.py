@@ -227,3 +227,22 @@ def test_claims_follow_the_discard_they_take(preset, seed):
                     claims += 1
         st, _, _ = engine.step(st, acts)
     assert claims > 20
+
+
+def test_orjson_writes_the_same_bytes_as_json():
+    """dumps uses orjson when installed: the same text as json.dumps, byte for byte."""
+    pytest.importorskip("orjson")
+    n = 0
+    streams: dict = {}
+    for st, live, acts in _deals("mil", 9, 8):
+        v = seat_view(st, st.current[live].astype(np.intp), live)
+        for i, view in enumerate(view_messages(v)):
+            t = int(live[i])
+            stream = streams.setdefault((t, view["seat"]), Stream(len(streams)))
+            req = stream.request(n, view, legal_strings(st.legal_action_mask[t]))
+            stream.answered = ACTION_STRINGS[acts[t]]
+            assert dumps(req) == json.dumps(req, separators=(",", ":"))
+            n += 1
+    assert dumps(hello_message(get_rules("mahjongsoft"), "m#2", 8)) == json.dumps(
+        hello_message(get_rules("mahjongsoft"), "m#2", 8), separators=(",", ":"))
+    assert n > 300
