@@ -52,13 +52,15 @@ from typing import Any
 
 import numpy as np
 
+from sichuan_env.agent import agents_help
+
 #: ``--channels`` when not given: the width of the network's convolutions (a model that
 #: names none was built with agents.training.ppo_policy.CHANNELS; the number is written
 #: here so that parsing the options stays free of torch).
 DEFAULT_CHANNELS = 64
 #: PPO passes over each rollout. Two, not four: in the default run (PPO against three
 #: ``random`` bots after the imitation of ``rules``) two passes halved the update's cost and
-#: ended stronger against ``greedy`` and head to head (docs/performance.md).
+#: ended stronger against ``greedy`` and head to head (docs/history/performance.md).
 DEFAULT_EPOCHS = 2
 
 
@@ -93,10 +95,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--learner-seats", default="0,1,2,3",
                    help="seats the learner plays, one table set each (0,1,2,3)")
     p.add_argument("--opponents", default="random",
-                   help="bot for the other seats: random, greedy, rules, self, ppo:PATH, "
-                        "rllib:PATH, package.module:Class, path/to/file.py:Class; or three "
-                        "comma-separated (random); with --backend rllib, self = self-play "
-                        "at all four seats")
+                   help=agents_help("bot for the other seats, or three comma-separated "
+                                    "(random); self: the learner itself (with --backend "
+                                    "rllib, self-play at all four seats)"))
     p.add_argument("--rules", default="mil", choices=["mil", "mahjongsoft"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/default", help="output folder (runs/default)")

@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from sichuan_env import engine
-from sichuan_env.agent import seat_agents, spec_name
+from sichuan_env.agent import agents_help, seat_agents, spec_name
 from sichuan_env.driver import play_step
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.seeding import ARENA_SEED_STRIDE, arena_wall_seed
@@ -616,9 +616,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m agents.arena", description=__doc__.split(
         "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seats", required=True,
-                   help="four comma-separated agents: random, greedy, rules, ppo, ppo:PATH, "
-                        "package.module:Class, path/to/file.py:Class, or exec:COMMAND (a "
-                        "program in any language, docs/protocol.md) (+ ?key=value&...)")
+                   help=agents_help("four comma-separated agents"))
     p.add_argument("--deals", type=int, default=20000, help="deals to play (default 20000)")
     dup = p.add_mutually_exclusive_group()
     dup.add_argument("--duplicate", dest="duplicate", action="store_true", default=True,

@@ -67,6 +67,7 @@ from agents.arena import (
     progress_available,
     run_arena,
 )
+from sichuan_env.agent import agents_help
 from sichuan_env.rules import get_rules
 
 FORMAT = "sichuan-ladder/1"
@@ -436,9 +437,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m agents.ladder", description=__doc__.split(
         "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--agents", required=True,
-                   help="comma-separated agents (at least two): random, greedy, rules, "
-                        "ppo:PATH, package.module:Class, path/to/file.py:Class, "
-                        "exec:COMMAND (a program in any language, docs/protocol.md)")
+                   help=agents_help("comma-separated agents (at least two)"))
     p.add_argument("--deals", type=int, default=8000,
                    help="deals per pair, split between the two seatings (default 8000)")
     p.add_argument("--seed", type=int, default=1)

@@ -46,7 +46,7 @@ unseen copy). Ordinary discards ignore danger.
 The options kept are those that measured better against greedy (each can be switched
 off to reproduce the comparison); what was tried and dropped (value steering, danger on
 ordinary discards, folding, strict pungs, other thresholds), with the figures, is the
-experiment log in ``docs/ladder.md``.
+experiment log in ``docs/history/ladder.md``.
 
 **Flower pig.** Void tiles are always discarded first, so the bot only ends as a flower
 pig if the wall ends before it drew enough turns to discard them all.

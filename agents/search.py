@@ -68,7 +68,7 @@ from agents.search_rollout import ROLLOUT_POLICIES, play_out
 from agents.search_sampler import HAND_SAMPLING, sample_states
 from sichuan_env import engine
 from sichuan_env.actions import HU
-from sichuan_env.agent import BaseAgent, make_agent
+from sichuan_env.agent import BaseAgent, agents_help, make_agent
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.state import TURN, State
 from sichuan_env.view import SeatView
@@ -226,13 +226,9 @@ class SearchAgent(BaseAgent):
             if len(cand) < 2:
                 continue
             k = self.samples_for(len(cand))
-            st = sample_states(views, i, masks[i], self.rules, k, self.rng, self.hands,
-                               self.hand_model)
-            legal = st.legal_action_mask[:, cand].all(0)
-            cand = [a for a, ok in zip(cand, legal.tolist(), strict=True) if ok]
+            st, cand = self.sample(views, i, masks[i], cand, k)
             if len(cand) < 2:
                 continue
-            st.key[:] = self.rng.integers(0, 2**63, k, dtype=np.uint64)
             c = len(cand)
             parts.append(st.take(np.repeat(np.arange(k), c)))
             firsts.append(np.tile(np.asarray(cand, np.int64), k))
@@ -250,6 +246,19 @@ class SearchAgent(BaseAgent):
                 self.on_values(i, cand, pts.mean(0))
         self.searched += len(jobs)
         self.playouts += size
+
+    def sample(self, views: SeatView, i: int, mask: np.ndarray, cand: list[int], k: int
+               ) -> tuple[State, list[int]]:
+        """``k`` sampled tables for row ``i`` of ``views`` (the agent's sampler and
+        generator) and the candidates legal on all of them; each table's rollout key drawn
+        from the generator after the samples (when two or more candidates are left)."""
+        st = sample_states(views, i, mask, self.rules, k, self.rng, self.hands,
+                           self.hand_model)
+        legal = st.legal_action_mask[:, cand].all(0)
+        cand = [a for a, ok in zip(cand, legal.tolist(), strict=True) if ok]
+        if len(cand) >= 2:
+            st.key[:] = self.rng.integers(0, 2**63, k, dtype=np.uint64)
+        return st, cand
 
     def pick(self, pts: np.ndarray) -> int:
         """The column of ``pts`` to play (:func:`pick_column` with the agent's ``z`` and
@@ -289,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     a second search agent on the same walls, and the difference of the two."""
     p = argparse.ArgumentParser(description="A search agent against three rules bots "
                                 "(duplicate arena), with its time per decision.")
-    p.add_argument("--agent", default="search", help="a search agent spec (search?k=..)")
+    p.add_argument("--agent", default="search",
+                   help=agents_help("the agent to play (default search)"))
     p.add_argument("--baseline", default=None,
                    help="a second search agent spec played on the same walls; prints "
                         "agent - baseline per wall with its 95%% CI")

@@ -169,7 +169,7 @@ def _copies_of_the_real_table(mode: str):
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="The search agent with sampled, partly real "
                                 "and real hidden hands, on the same walls.")
-    # the setting its figures in docs/search.md were measured with (then the default)
+    # the setting its figures in docs/history/search.md were measured with (then the default)
     p.add_argument("--agent", default="search?k=64&rollout=greedy")
     p.add_argument("--deals", type=int, default=800)
     p.add_argument("--seed", type=int, default=911)

@@ -97,7 +97,8 @@ from sichuan_env.view import SeatView
 
 __all__ = [
     "Agent", "BaseAgent", "RandomAgent", "validate_agent", "NO_OBSERVATION",
-    "make_agent", "known_agents", "AgentSpecError", "parse_spec", "ENTRY_POINT_GROUP",
+    "make_agent", "known_agents", "agents_help", "SPEC_FORMS", "AgentSpecError", "parse_spec",
+    "ENTRY_POINT_GROUP",
     "BUILTIN_AGENTS", "NEEDS", "agent_needs", "agent_input", "input_row", "SeatAgents",
     "seat_agents",
 ]
@@ -268,6 +269,23 @@ def known_agents() -> list[str]:
         return n
 
     return sorted(shown(n) for n in names)
+
+
+#: The ways to name an agent besides a registered name, as every command's ``--help`` shows
+#: them (:func:`agents_help`).
+SPEC_FORMS: list[str] = [
+    "NAME?key=value&... (options, e.g. search?prior=fitted&departures=play&k=512)",
+    "package.module:Class",
+    "path/to/file.py:Class",
+    "exec:COMMAND (a program in any language speaking sichuan-bot/1, docs/protocol.md)",
+]
+
+
+def agents_help(what: str) -> str:
+    """``--help`` text for an option that takes agents: ``what``, then every registered name
+    (:func:`known_agents`) and every spec form (:data:`SPEC_FORMS`), so that no command's
+    help falls behind the registry."""
+    return f"{what}; agents: {', '.join(known_agents())}; or {'; '.join(SPEC_FORMS)}"
 
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

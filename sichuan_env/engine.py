@@ -23,6 +23,7 @@ log into :class:`StepInfo` arrays (``step(..., info=True)``) and :class:`Ledger`
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -277,12 +278,15 @@ class _Recent:
     def get(self, obj: Any) -> Any:
         """The value kept for ``obj``, or None."""
         entries = self.entries
-        if entries and entries[0][0] is obj:
-            return entries[0][1]
-        for i in range(1, len(entries)):
-            if entries[i][0] is obj:
-                entries.insert(0, entries.pop(i))
-                return entries[0][1]
+        try:
+            for i, entry in enumerate(entries):
+                if entry[0] is obj:
+                    if i:  # another thread may move entries meanwhile: the value is entry's
+                        entries.remove(entry)
+                        entries.insert(0, entry)
+                    return entry[1]
+        except ValueError:  # removed by another thread in between: still the right value
+            return entry[1]
         return None
 
     def put(self, obj: Any, value: Any) -> Any:
@@ -371,14 +375,24 @@ class _InPlace:
 
 
 _IN_PLACE = _Recent(4)  # the last few States stepped in place
-_COPY_LOGS: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # of copying steps, by batch size
+_COPY_LOGS = threading.local()  # per thread: {batch size: the log of copying steps}
+
+
+def _copy_logs() -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """This thread's step logs of copying steps, by batch size (one log per thread, so
+    that threads stepping their own states never write into each other's log)."""
+    logs = getattr(_COPY_LOGS, "logs", None)
+    if logs is None:
+        logs = _COPY_LOGS.logs = {}
+    return logs
 
 
 def _copy_log(B: int) -> tuple[np.ndarray, np.ndarray]:
-    """The step log that steps of B tables which copy the state share."""
-    if len(_COPY_LOGS) >= 16:
-        _COPY_LOGS.clear()
-    return _COPY_LOGS.setdefault(B, _new_log(B))
+    """The step log that steps of B tables which copy the state share (in this thread)."""
+    logs = _copy_logs()
+    if len(logs) >= 16:
+        logs.clear()
+    return logs.setdefault(B, _new_log(B))
 
 
 # ----------------------------------------------------------------------------- legal mask
@@ -474,7 +488,7 @@ def step(
         bad = path.step(acts, validate, autoreset, done, rewards)
         log, log_len = path.log, path.log_len
     else:
-        log, log_len = _COPY_LOGS.get(B) or _copy_log(B)
+        log, log_len = _copy_logs().get(B) or _copy_log(B)
         bad = ek.step_serial(acts, validate, autoreset, done, *kernel_rule_args(st.rules), log,
                              log_len, rewards, *st.arrays())
     if bad != -1:

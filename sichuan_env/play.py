@@ -27,10 +27,12 @@ from typing import Any, TextIO
 import numpy as np
 
 from sichuan_env.actions import action_from_str, action_to_str
-from sichuan_env.agent import seat_agents
+from sichuan_env.agent import agents_help, seat_agents
 from sichuan_env.driver import choose
 from sichuan_env.game import Game
+from sichuan_env.public_log import public_moves
 from sichuan_env.rules import get_rules
+from sichuan_env.view import seat_view
 
 _ROW = np.zeros(1, np.intp)  # a game is one table
 
@@ -77,8 +79,11 @@ def play(opponents: list[Any], seat: int = 0, seed: int = 0, rules: str = "mil",
         cur = g.current_seat
         if cur != seat:
             a = int(choose(g.state, _ROW, [bots[cur]])[0])
+            before, n = seat_view(g.state, seat, _ROW), len(g.events)
             g.play(a)
-            print(f"seat {cur}: {action_to_str(a)}", file=out)
+            # only what this seat may know: no pass, set-aside tile or unused claim
+            for line in public_moves(g.events[n:], seat, before, seat_view(g.state, seat, _ROW)):
+                print(line, file=out)
             continue
         legal = g.legal()
         print("", file=out)
@@ -131,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sichuan_env.play",
                                 description="Play a deal against the bots.")
     p.add_argument("--opponents", default="rules",
-                   help="one agent for all three, or three comma-separated (default "
-                        "rules); exec:COMMAND runs a program (docs/protocol.md)")
+                   help=agents_help("one agent for all three, or three comma-separated "
+                                    "(default rules)"))
     p.add_argument("--seat", type=int, default=0, choices=range(4))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rules", default="mil")

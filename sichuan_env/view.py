@@ -13,8 +13,12 @@ absolute seat. Tiles are kinds 0..26 (``kind = suit * 9 + rank - 1``), -1 for no
 
 The view holds nothing a seat may not know: no other seat's standing tiles, set-aside tile,
 unrevealed forbidden suit, face-down (self-drawn) winning tile, Hu option, claim offer or
-answer, passed-Hu value, and nothing of the wall but its length.
-``tests/test_view.py`` checks this by changing those fields.
+answer, passed-Hu value, and nothing of the wall but its length. Nor whether a claim or
+rob window is open, unless it asks the seat: the engine opens one only when some seat has
+an option, so a seat it does not ask sees the table as of the move that opened it
+(:func:`unobserved`); the seat that is asked sees the window.
+``tests/test_observation.py`` checks this by changing those fields,
+``tests/test_view_windows.py`` with twin deals that differ only in whether a window opened.
 
 The view of a row is computed by one compiled kernel (:func:`view_row`); the observation
 encoder calls it row by row inside its own compiled loop, so one row and many go through
@@ -36,7 +40,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sichuan_env.jit import njit
-from sichuan_env.state import CLAIM, DONE, RIVER_SIZE, ROB, TURN, State
+from sichuan_env.state import CLAIM, RIVER_SIZE, ROB, TURN, State
 from sichuan_env.vocab import N_KINDS
 
 
@@ -90,7 +94,7 @@ def empty_view(n: int) -> SeatView:
 STATE_FIELDS = ("hand", "set_aside", "void", "void_revealed", "meld", "river", "river_len",
                 "live_discards", "won_tiles", "hu", "hu_tile", "hu_from", "scores",
                 "match_scores", "passed_hu", "phase", "active", "claim_tile", "drawn_tile",
-                "dealer", "deal_index", "wall_front", "wall_back")
+                "dealer", "deal_index", "wall_front", "wall_back", "current")
 
 
 def state_arrays(state: State) -> tuple[np.ndarray, ...]:
@@ -100,7 +104,7 @@ def state_arrays(state: State) -> tuple[np.ndarray, ...]:
             state.river, state.river_len, state.live_discards, state.won_tiles, state.hu,
             state.hu_tile, state.hu_from, state.scores, state.match_scores,
             state.passed_hu, state.phase, state.active, state.claim_tile, state.drawn_tile,
-            state.dealer, state.deal_index, state.wall_front, state.wall_back)
+            state.dealer, state.deal_index, state.wall_front, state.wall_back, state.current)
 
 
 @njit(inline="always")
@@ -109,8 +113,12 @@ def view_row(sa, t, s, v, i):
     of the SeatView ``v``."""
     (hand, set_aside, void, void_revealed, meld, river, river_len, live_discards, won_tiles,
      hu, hu_tile, hu_from, scores, match_scores, passed_hu, phase, active, claim_tile,
-     drawn_tile, dealer, deal_index, wall_front, wall_back) = sa
+     drawn_tile, dealer, deal_index, wall_front, wall_back, current) = sa
     ph = phase[t]
+    in_window = ph in (CLAIM, ROB)
+    if in_window and current[t] != s:  # a window that does not ask s: as of the last
+        ph = TURN  # public move, the discard or kong declaration (see :func:`unobserved`)
+        in_window = False
     v.seat[i] = s
     v.phase[i] = ph
     for k in range(N_KINDS):
@@ -119,9 +127,8 @@ def view_row(sa, t, s, v, i):
         v.won_tiles[i, k] = won_tiles[t, k]
     v.set_aside[i] = set_aside[t, s]
     act = active[t]
-    v.drawn[i] = drawn_tile[t] if ph == TURN and act == s else -1
+    v.drawn[i] = drawn_tile[t] if phase[t] == TURN and act == s else -1
     v.passed_hu[i] = passed_hu[t, s]
-    in_window = ph in (CLAIM, ROB)
     v.claim_tile[i] = claim_tile[t] if in_window else -1
     v.active[i] = (act - s) % 4
     v.dealer[i] = (dealer[t] - s) % 4
@@ -212,6 +219,18 @@ def seat_view(state: State, seats: np.ndarray | int, rows: np.ndarray | None = N
     return v
 
 
+def unobserved(state: State, seat: int, table: int = 0) -> bool:
+    """Whether ``table`` is in a claim or rob window that does not ask ``seat`` now.
+
+    The engine opens such a window only when some seat has an option on the tile, so the
+    window itself is hidden from the seats it does not ask: their view of it is the table
+    as of the move that opened it (the discard or the kong declaration, phase ``TURN`` of
+    the seat that made it, no tile under claim), and an interface that shows a seat the
+    table after each step shows it nothing at such a state: the next state the seat sees
+    is the window's outcome, which is the same whether or not a window was open."""
+    return bool(state.phase[table] in (CLAIM, ROB) and state.current[table] != seat)
+
+
 # ----------------------------------------------------------------------------- what is drawn
 
 #: A fact the viewer cannot see (a set-aside tile lying face down, a forbidden suit chosen
@@ -287,14 +306,19 @@ def table_view(state: State, table: int = 0, viewer: int | None = None) -> Table
         if viewer is not None and s != viewer and views.void[i_eye, rel(s)] >= 0:
             void[s] = views.void[i_eye, rel(s)]
     order = [rel(s) for s in range(4)]
-    ph = int(views.phase[i_eye])
+    if viewer is None:  # a spectator sees the window and who is asked in it
+        ph, claim, current = (int(state.phase[t]), int(state.claim_tile[t]),
+                              int(state.current[t]))
+    else:  # the seat's own view: a window that does not ask it is not shown
+        ph, claim = int(views.phase[i_eye]), int(views.claim_tile[i_eye])
+        current = int(state.active[t]) if unobserved(state, eye, t) else int(state.current[t])
     return TableView(
         viewer=None if viewer is None else int(viewer), phase=ph,
-        current=int(state.current[t]), end_reason=int(state.end_reason[t]),
+        current=current, end_reason=int(state.end_reason[t]),
         deal_index=int(views.deal_index[i_eye]),
         deals_per_match=int(state.rules.deals_per_match),
         wall_left=int(views.wall_left[i_eye]),
-        claim_tile=int(views.claim_tile[i_eye]) if ph != DONE else -1,
+        claim_tile=claim if ph in (CLAIM, ROB) else -1,
         active=(int(views.active[i_eye]) + eye) % 4,
         dealer=(int(views.dealer[i_eye]) + eye) % 4,
         hand=tuple(hand), hand_size=state.hand[t].sum(1).astype(np.int64),

@@ -2,7 +2,8 @@
 
 Command line::
 
-    python -m sichuan_env.viewer deals.jsonl [--deal N] [--seat S] --out replay.html
+    python -m sichuan_env.viewer deals.jsonl [--deal N] [--seat S] [--review R.json]
+        --out replay.html
 
 ``--deal N`` picks the record on the N-th non-blank line (0 = the first, as in
 ``python -m sichuan_env.records check``); ``--seat S`` shows the table as seat S sees it
@@ -21,6 +22,13 @@ that step, a running payment log, and at the last frame the settlement.
 For tools and tests, ``#frame`` carries ``data-step``, ``data-events`` (record indices),
 ``data-wall``, ``data-scores`` and ``data-current`` of the frame shown; the SVG carries the
 attributes listed in :mod:`sichuan_env.svg`.
+
+**A review** (:func:`render_page` with ``review=``: the JSON of ``python -m
+agents.review``, ``sichuan-review/1``) adds, beside each reviewed decision, one bar per
+candidate with its estimated points and standard error, the played action and the
+reviewer's preferred one marked, and buttons that jump to the costliest decisions. This
+module only reads that JSON; it never imports the reviewer. In a seat's view only that
+seat's reviewed decisions are shown.
 
 Exit status: 0 written; 2 bad arguments or an unreadable file (one line on stderr); 1 a
 record that does not replay.
@@ -46,8 +54,9 @@ from sichuan_env.records import (
 )
 from sichuan_env.state import END_NAMES, PHASE_NAMES
 from sichuan_env.svg import render_svg, tile_defs
+from sichuan_env.view import table_view, unobserved
 
-__all__ = ["build_frames", "main", "render_page", "write_replay"]
+__all__ = ["build_frames", "main", "render_page", "review_data", "write_replay"]
 
 REASON_LABELS = {
     "hu": "Hu", "self_drawn_hu": "self-drawn Hu", "concealed_kong": "concealed kong",
@@ -94,36 +103,50 @@ def _win_text(w: dict[str, Any]) -> str:
 
 
 def build_frames(record: dict[str, Any], viewer: int | None = None) -> list[dict[str, Any]]:
-    """One frame per decision (the first: the deal). Raises like
-    :func:`sichuan_env.records.replay` for a record that does not replay."""
+    """One frame per decision (the first: the deal); with ``viewer``, one per decision
+    that seat saw: a claim or rob window that did not ask it is not shown (its moves go
+    into the frame of its outcome, without the other seats' passes), as it could not know
+    the window was open. Raises like :func:`sichuan_env.records.replay` for a record that
+    does not replay."""
     events = record["events"]
     frames = []
     step: ReplayStep
-    for k, step in enumerate(replay_steps(record)):
+    held: list[ReplayStep] = []  # steps the viewer did not see, for the next frame
+    for step in replay_steps(record):
         st = step.state
         live = not bool(st.done[0])
+        if viewer is not None and live and unobserved(st, viewer):
+            held.append(step)
+            continue
+        steps = [*held, step]
+        held = []
+        shown = [i for s in steps for i in s.events
+                 if viewer is None or events[i]["seat"] == viewer or events[i]["act"] != "pass"]
         decision = None
-        if step.events:
-            i = step.events[0]
+        if shown:
+            i = shown[0]
             e = events[i]
             hidden = viewer is not None and e["seat"] != viewer
             decision = {
                 "event": i, "seat": e["seat"],
                 "text": _event_text(e, viewer, auto=False),
-                "legal": None if hidden else step.legal,
+                "legal": None if hidden else steps[0].legal if i == steps[0].events[0]
+                else None,
                 "chosen": None if hidden else _action_string(e),
             }
+        tv = table_view(st, 0, viewer)
         frames.append({
-            "step": k,
-            "events": step.events,
+            "step": len(frames),  # the frame's place (a step of the deal, in a seat view
+            #                       one the seat saw)
+            "events": [i for s in steps for i in s.events],
             "decision": decision,
-            "forced": [_event_text(events[i], viewer, auto=True) for i in step.events[1:]],
-            "payments": [_payment_text(p) for p in step.payments],
-            "wins": [_win_text(w) for w in step.wins],
+            "forced": [_event_text(events[i], viewer, auto=True) for i in shown[1:]],
+            "payments": [_payment_text(p) for s in steps for p in s.payments],
+            "wins": [_win_text(w) for s in steps for w in s.wins],
             "wall": int(st.wall_left[0]),
             "scores": [int(x) for x in st.scores[0]],
-            "current": int(st.current[0]) if live else -1,
-            "phase": PHASE_NAMES[int(st.phase[0])],
+            "current": tv.current if live else -1,
+            "phase": PHASE_NAMES[tv.phase],
             "end": None if live else END_NAMES[int(st.end_reason[0])],
             "svg": render_svg(st, 0, viewer=viewer, defs=False),
         })
@@ -159,6 +182,18 @@ table.settle{border-collapse:collapse}table.settle td,table.settle th{padding:2p
 border-bottom:1px solid #eee;text-align:right}table.settle th{white-space:nowrap}
 table.settle th:first-child{text-align:left}
 .keys{color:#777;font-size:12px}
+#review-summary{margin:6px 0;font-size:13px}#costliest button{font-size:12px;margin:2px;
+padding:2px 6px;border:1px solid #c77;border-radius:4px;background:#fff4f2;cursor:pointer}
+.cand{margin:3px 0;font-family:ui-monospace,monospace;font-size:12px}
+.cand .lab{display:flex;justify-content:space-between;gap:6px}
+.cand .track{position:relative;height:10px;background:#eee;border-radius:2px}
+.cand .fill{position:absolute;top:0;bottom:0;left:0;background:#8fb3d9;border-radius:2px}
+.cand.preferred .fill{background:#4c9a52}.cand.played .lab{font-weight:bold}
+.cand .err{position:absolute;top:4px;height:2px;background:#333}
+.cand .zero{position:absolute;top:-2px;bottom:-2px;width:1px;background:#999}
+.mark{font-size:11px;border-radius:3px;padding:0 3px;margin-left:3px}
+.mark.played{background:#ffe08a}.mark.preferred{background:#cfe8c8}.mark.best{background:#dde}
+#review-loss{margin-bottom:4px}
 """
 
 _JS = """
@@ -166,6 +201,48 @@ _JS = """
   const frames = JSON.parse(document.getElementById('frames').textContent);
   const log = JSON.parse(document.getElementById('paylog').textContent);
   const last = frames.length - 1;
+  const reviewEl = document.getElementById('review-data');
+  const review = reviewEl ? JSON.parse(reviewEl.textContent) : null;
+  function fmt(x) { return (x >= 0 ? '+' : '') + x.toFixed(2); }
+  function showReview(r) {
+    const box = document.getElementById('review'); box.textContent = '';
+    box.dataset.event = r ? r.event : '';
+    if (!r) { box.className = 'muted'; box.textContent = 'no reviewed decision at this step';
+      return; }
+    box.className = '';
+    const head = document.createElement('div'); head.id = 'review-loss';
+    head.textContent = 'played ' + r.played + '; reviewer: ' + r.reviewer + '; estimated loss ' +
+      r.loss.toFixed(2) + ' \u00b1 ' + r.loss_se.toFixed(2) + ' (' + r.samples + ' samples)';
+    box.appendChild(head);
+    box.dataset.loss = r.loss;
+    const lo = Math.min(0, ...r.candidates.map(c => c.mean - c.se));
+    const hi = Math.max(0, ...r.candidates.map(c => c.mean + c.se));
+    const span = (hi - lo) || 1;
+    const at = x => (100 * (x - lo) / span).toFixed(2) + '%';
+    r.candidates.forEach(c => {
+      const row = document.createElement('div');
+      const played = c.action === r.played, pref = c.action === r.reviewer;
+      row.className = 'cand' + (played ? ' played' : '') + (pref ? ' preferred' : '');
+      row.dataset.action = c.action; row.dataset.mean = c.mean; row.dataset.se = c.se;
+      const lab = document.createElement('div'); lab.className = 'lab';
+      const name = document.createElement('span'); name.textContent = c.action;
+      [[played, 'played'], [pref, 'preferred'], [c.action === r.best, 'best']].forEach(m => {
+        if (!m[0]) return; const t = document.createElement('span');
+        t.className = 'mark ' + m[1]; t.textContent = m[1]; name.appendChild(t); });
+      const val = document.createElement('span');
+      val.textContent = fmt(c.mean) + ' \u00b1 ' + c.se.toFixed(2);
+      lab.append(name, val);
+      const track = document.createElement('div'); track.className = 'track';
+      const fill = document.createElement('div'); fill.className = 'fill';
+      fill.style.width = at(c.mean);
+      const err = document.createElement('div'); err.className = 'err';
+      err.style.left = at(c.mean - c.se);
+      err.style.width = (100 * 2 * c.se / span).toFixed(2) + '%';
+      const zero = document.createElement('div'); zero.className = 'zero'; zero.style.left = at(0);
+      track.append(fill, zero, err);
+      row.append(lab, track); box.appendChild(row);
+    });
+  }
   const $ = id => document.getElementById(id);
   const slider = $('slider');
   slider.max = last;
@@ -206,6 +283,7 @@ _JS = """
         s.className = 'opt' + (o === d.chosen ? ' chosen' : ''); s.textContent = o;
         opts.appendChild(s); });
     } else if (d) { opts.textContent = 'options hidden in this seat view'; }
+    if (review) showReview(f.events.map(i => review.byEvent[i]).find(r => r) || null);
     list($('forced'), f.forced, 'none');
     list($('pays'), f.payments.concat(f.wins), 'none');
     logList.querySelectorAll('li').forEach(li => {
@@ -228,6 +306,13 @@ _JS = """
     else if (ev.key === 'Home') { show(0); ev.preventDefault(); }
     else if (ev.key === 'End') { show(last); ev.preventDefault(); }
   });
+  if (review) {
+    review.costliest.forEach(c => { const b = document.createElement('button');
+      const at = frames.findIndex(f => f.events.includes(c.event));
+      b.textContent = 'step ' + at + ': ' + c.played + ' (-' + c.loss.toFixed(2) + ')';
+      b.dataset.step = at; b.dataset.event = c.event; b.onclick = () => show(at);
+      $('costliest').appendChild(b); });
+  }
   const start = parseInt((location.hash || '#0').slice(1), 10);
   show(isNaN(start) ? 0 : start);
 })();
@@ -239,9 +324,36 @@ def _json_script(element_id: str, value: Any) -> str:
     return f'<script type="application/json" id="{element_id}">{text}</script>'
 
 
+def review_data(review: dict[str, Any], viewer: int | None = None) -> dict[str, Any]:
+    """What the page needs of a review (``sichuan-review/1``): the reviewed decisions by
+    event index, the costliest ones and a summary line per seat; in a seat's view, that
+    seat's decisions only. ``ValueError`` for data that is not a review."""
+    if not isinstance(review, dict) or not isinstance(review.get("decisions"), list):
+        raise ValueError("review data must be a sichuan-review/1 object with 'decisions'")
+    decisions = [d for d in review["decisions"] if viewer is None or d["seat"] == viewer]
+    worst = sorted((d for d in decisions if d["loss"] > 0), key=lambda d: -d["loss"])[:5]
+    lines = []
+    for seat in sorted({d["seat"] for d in decisions}):
+        mine = [d for d in decisions if d["seat"] == seat]
+        loss = sum(d["loss"] for d in mine)
+        agree = sum(d["played"] == d["reviewer"] for d in mine) / len(mine)
+        lines.append(f"seat {seat}: {len(mine)} decisions reviewed, estimated loss "
+                     f"{loss:.2f} points ({loss / len(mine):.3f} per decision), agreement "
+                     f"with the reviewer {100 * agree:.0f}%")
+    est = review.get("estimator", {})
+    who = (f"Reviewer: {review.get('reviewer', '?')}, {est.get('k', '?')} samples per "
+           f"decision, {est.get('rollout', '?')} play-outs")
+    return {"byEvent": {str(d["event"]): d for d in decisions},
+            "costliest": [{"event": d["event"], "played": d["played"], "loss": d["loss"]}
+                          for d in worst],
+            "lines": [who] + lines}
+
+
 def render_page(record: dict[str, Any], frames: list[dict[str, Any]], *,
-                viewer: int | None = None, title: str = "") -> str:
-    """The HTML page for ``frames`` of ``record`` (from :func:`build_frames`)."""
+                viewer: int | None = None, title: str = "",
+                review: dict[str, Any] | None = None) -> str:
+    """The HTML page for ``frames`` of ``record`` (from :func:`build_frames`), with the
+    review beside each reviewed decision when ``review`` (``sichuan-review/1``) is given."""
     mine = replay(record)
     paylog = [{"step": f["step"], "text": t} for f in frames for t in f["payments"] + f["wins"]]
     rules = record["rules"]
@@ -274,6 +386,16 @@ def render_page(record: dict[str, Any], frames: list[dict[str, Any]], *,
         + "</table>"
     )
     name = html.escape(title or "sichuan-record/1 replay")
+    review_html = review_json = ""
+    if review is not None:
+        data = review_data(review, viewer)
+        review_html = (
+            "<h2>Review</h2><div class='box' id='review-box'><div id='review-summary'>"
+            + "<br>".join(html.escape(x) for x in data["lines"])
+            + "</div><div>Costliest decisions: <span id='costliest'>"
+            + ("" if data["costliest"] else "none")
+            + "</span></div><div id='review'></div></div>")
+        review_json = _json_script("review-data", data)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -296,6 +418,7 @@ def render_page(record: dict[str, Any], frames: list[dict[str, Any]], *,
 <div class="side">
 <h2>Decision</h2><div class="box"><div id="decision"></div>
 <div id="options"></div></div>
+{review_html}
 <h2>Moves the engine made itself</h2><div class="box"><ul id="forced"></ul></div>
 <h2>Payments and wins this step</h2><div class="box"><ul id="pays"></ul></div>
 <h2>Payment log</h2><div class="box"><ul id="log"></ul></div>
@@ -304,16 +427,18 @@ def render_page(record: dict[str, Any], frames: list[dict[str, Any]], *,
 </div></div>
 {_json_script("frames", frames)}
 {_json_script("paylog", paylog)}
+{review_json}
 <script>{_JS}</script>
 </body></html>
 """
 
 
 def write_replay(record: dict[str, Any], out: str | Path, *, viewer: int | None = None,
-                 title: str = "") -> int:
-    """Replay ``record`` and write its viewer page to ``out``; returns the size in bytes."""
+                 title: str = "", review: dict[str, Any] | None = None) -> int:
+    """Replay ``record`` and write its viewer page to ``out`` (with ``review``, see
+    :func:`render_page`); returns the size in bytes."""
     frames = build_frames(record, viewer)
-    page = render_page(record, frames, viewer=viewer, title=title)
+    page = render_page(record, frames, viewer=viewer, title=title, review=review)
     data = page.encode("utf-8")
     Path(out).write_bytes(data)
     return len(data)
@@ -339,6 +464,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seat", type=int, default=None, metavar="S",
                         help="show the table as seat S (0-3) sees it; default: every hand")
     parser.add_argument("--out", required=True, help="the HTML file to write")
+    parser.add_argument("--review", default=None, metavar="REVIEW.json",
+                        help="show a review of this deal (the JSON of python -m agents.review)")
     args = parser.parse_args(argv)
     if args.deal < 0:
         return _fail(f"--deal must be 0 or more, got {args.deal}")
@@ -371,8 +498,18 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"{args.records} holds {count} record(s); --deal {args.deal} is past "
                      f"the end (the first is --deal 0)")
     title = f"{src.name}, record {args.deal}"
+    review = None
+    if args.review is not None:
+        try:
+            review = json.loads(Path(args.review).read_text(encoding="utf-8"))
+            review_data(review, args.seat)
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
+            return _fail(f"--review {args.review}: not a readable review: "
+                         f"{getattr(err, 'strerror', None) or err}")
+        if review.get("deal", args.deal) != args.deal or "deals" in review:
+            return _fail(f"--review {args.review} is not the review of record {args.deal}")
     try:
-        size = write_replay(record, out, viewer=args.seat, title=title)
+        size = write_replay(record, out, viewer=args.seat, title=title, review=review)
     except (RecordError, RecordMismatch) as err:
         return _fail(f"{args.records}: record {args.deal} does not replay: "
                      f"{type(err).__name__}: {err}", 1)

@@ -4,9 +4,32 @@
   runnable (an HTML comment ``<!-- runnable -->`` on the line before the fence;
   ``<!-- runnable slow -->`` for a long one; ``<!-- runnable file=NAME -->`` for a file
   that the other blocks use) runs without error, each in a fresh folder holding the
-  document's ``file=`` blocks, with this checkout first on the import path.
-* README.md and docs/ hold no diary words ("session", "this machine", "engineer") and no
-  commit hashes, except in CHANGELOG.md and the "History" section of docs/training.md.
+  document's ``file=`` blocks, with this checkout first on the import path and the
+  interpreter running the tests as ``python`` (a venv's interpreter run without activating
+  the venv still runs the blocks with itself, not with another ``python`` on PATH).
+* README.md and docs/ hold no diary words ("session", "this machine", "engineer");
+  commit hashes only in the record, docs/history/ (and CHANGELOG.md).
+* Every page of docs/ outside docs/history/ is a manual: it says what is, and the dated
+  record of how it came to be lives in docs/history/. A manual page holds no dated entry
+  (a heading with a date, a heading or list item or table row opening with "Attempt N",
+  "Round N", "Run N", "Try N", "Trial N" or "Experiment N", a table numbering attempts in
+  a "#" column, a "History" or "Experiment log" heading, or any ISO date such as
+  2026-11-26 outside code blocks), and stays within a length a reader gets through in one
+  sitting: MANUAL_MAX_LINES (300) lines and MANUAL_MAX_CHARS (24,000) characters. Why
+  these: at about 80 characters a line, 300 lines is ten screens, roughly ten minutes of
+  reading, the longest a page can be and still be read top to bottom before use; the
+  pages that grew into lab notebooks ran from 368 to 1,125 lines, and every manual page
+  fits well inside it now (the longest, environments.md, 266 lines). The character limit
+  keeps the line limit from being met with ever wider table rows. docs/rules.md is the
+  exception, with RULE_BOOK_MAX_LINES (600) and RULE_BOOK_MAX_CHARS (40,000): it is the
+  rule book, one numbered section per part of the game, cited by section number from the
+  tests and the engine, so it cannot be split without breaking those citations, and it
+  grows only when the game gains a rule, never with experiments (526 lines now).
+* Machines are named by what they are (CPU model, cores) where a figure is given, never
+  by a letter ("machine C") that the reader would have to look up elsewhere: no
+  "machine X" with a single capital letter in README.md or anywhere in docs/.
+* The four pages whose history moved out (search, performance, training, ladder) each
+  link to their record in docs/history/.
 * The README keeps its shape (at most 250 lines, its sections in order, ``bash .ci/run``
   as the test command); the worked example of docs/rules.md is what the hand evaluator
   says; LICENSE, CITATION.cff and pyproject agree.
@@ -16,10 +39,13 @@ Each checker is first tried on a small example, so that it cannot pass by findin
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,10 +111,29 @@ def _doc_blocks() -> list[Block]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _python_shims() -> Path:
+    """A folder whose ``python`` and ``python3`` run the interpreter running the tests.
+
+    Scripts that ``exec`` it, not links: a venv's interpreter finds its venv from the path
+    it is started by, which a link in another folder would change."""
+    folder = Path(tempfile.mkdtemp(prefix="sichuan-docs-python-"))
+    for name in ("python", "python3"):
+        shim = folder / name
+        shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n',
+                        encoding="utf-8")
+        shim.chmod(0o755)
+    return folder
+
+
 def _env() -> dict[str, str]:
+    """The blocks' environment: this checkout first on the import path; ``python`` on PATH
+    is the interpreter running the tests, and its folder (a venv's console scripts) next."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(
         os.pathsep)
+    env["PATH"] = os.pathsep.join([str(_python_shims()), str(Path(sys.executable).parent),
+                                   env.get("PATH", "")]).rstrip(os.pathsep)
     env["MPLBACKEND"] = "Agg"
     return env
 
@@ -140,6 +185,27 @@ def test_runnable_marks_are_found_and_checked(tmp_path: Path) -> None:
             runnable_blocks(bad, "ex.md")
 
 
+def test_blocks_run_with_the_interpreter_running_the_tests(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another ``python`` first on PATH (a venv's interpreter started without activating
+    the venv) does not run the blocks: the one running the tests does, with its prefix."""
+    other = tmp_path / "other-bin"
+    other.mkdir()
+    for name in ("python", "python3"):
+        (other / name).write_text("#!/bin/sh\necho 'another python' >&2\nexit 3\n",
+                                  encoding="utf-8")
+        (other / name).chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(other), os.environ.get("PATH", "")]))
+    assert subprocess.run(["python", "-c", "pass"], check=False).returncode == 3
+    text = "\n".join(["<!-- runnable -->", "```bash",
+                      "python -c 'import sys; print(sys.executable); print(sys.prefix)'",
+                      "python3 -c 'import sys; print(sys.prefix)'", "```"])
+    blocks = runnable_blocks(text, "ex.md")
+    out = run_block(blocks[0], blocks, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [sys.executable, sys.prefix, sys.prefix]
+
+
 def test_the_readme_marks_its_examples_runnable() -> None:
     readme = [b for b in _ALL_BLOCKS if b.doc == "README.md"]
     code = "\n".join(b.code for b in readme)
@@ -168,33 +234,35 @@ _DIARY = re.compile(r"\bsessions?\b|\bthis machine\b|\bengineers?\b", re.IGNOREC
 _HEX = re.compile(r"(?<![\w./#-])[0-9a-f]{7,40}(?![\w-])")
 
 
-def diary_problems(text: str, name: str) -> list[str]:
-    """Lines of ``text`` with a diary word or something that looks like a commit hash
-    (7-40 lower-case hex digits with at least one letter and one digit)."""
+def diary_problems(text: str, name: str, hashes: bool = True) -> list[str]:
+    """Lines of ``text`` with a diary word or (``hashes``) something that looks like a
+    commit hash (7-40 lower-case hex digits with at least one letter and one digit)."""
     problems = []
-    fence_free = text
-    for lineno, line in enumerate(fence_free.splitlines(), 1):
+    for lineno, line in enumerate(text.splitlines(), 1):
         for m in _DIARY.finditer(line):
             problems.append(f"{name}:{lineno}: {m.group(0)!r}: {line.strip()}")
-        for m in _HEX.finditer(line):
+        for m in _HEX.finditer(line) if hashes else ():
             word = m.group(0)
             if re.search(r"[a-f]", word) and re.search(r"\d", word):
                 problems.append(f"{name}:{lineno}: {word!r} looks like a commit hash")
     return problems
 
 
-def _manual_texts() -> list[tuple[str, str]]:
-    """README.md and every Markdown file under docs/, docs/training.md without its
-    History section (the dated record, where commit names belong)."""
+HISTORY = "docs/history/"
+
+
+def _doc_texts() -> list[tuple[str, str]]:
+    """README.md and every Markdown file under docs/ (the record in docs/history/ too)."""
     out = [("README.md", (ROOT / "README.md").read_text(encoding="utf-8"))]
     for path in sorted((ROOT / "docs").rglob("*.md")):
-        text = path.read_text(encoding="utf-8")
-        name = path.relative_to(ROOT).as_posix()
-        if name == "docs/training.md":
-            assert "\n## History\n" in text, "docs/training.md lost its History section"
-            text = text.split("\n## History\n")[0]
-        out.append((name, text))
+        out.append((path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")))
     return out
+
+
+def _manual_pages() -> list[tuple[str, str]]:
+    """The pages of docs/ outside the record, docs/history/."""
+    return [(n, t) for n, t in _doc_texts() if n.startswith("docs/") and
+            not n.startswith(HISTORY)]
 
 
 def test_diary_checker_finds_words_and_hashes() -> None:
@@ -208,13 +276,151 @@ def test_diary_checker_finds_words_and_hashes() -> None:
     assert [p.split(": ")[1] for p in found] == [
         "'session'", "'this machine'", "'engineer'", "'0a9a26f' looks like a commit hash",
         "'1d64f1c8e0' looks like a commit hash"], found
+    assert [p.split(": ")[1] for p in diary_problems(text, "t.md", hashes=False)] == [
+        "'session'", "'this machine'", "'engineer'"]
 
 
 def test_the_manual_keeps_no_diary() -> None:
-    texts = _manual_texts()
-    assert {"README.md", "docs/environments.md", "docs/performance.md"} <= {n for n, _ in texts}
-    problems = [p for name, text in texts for p in diary_problems(text, name)]
+    texts = _doc_texts()
+    names = {n for n, _ in texts}
+    assert {"README.md", "docs/environments.md", "docs/performance.md",
+            "docs/history/training.md"} <= names
+    problems = [p for name, text in texts
+                for p in diary_problems(text, name, hashes=not name.startswith(HISTORY))]
     assert problems == [], "\n".join(problems)
+
+
+# ----------------------------------------------------------------------- a manual, not a record
+
+
+MANUAL_MAX_LINES = 300
+MANUAL_MAX_CHARS = 24_000
+RULE_BOOK = "docs/rules.md"
+RULE_BOOK_MAX_LINES = 600
+RULE_BOOK_MAX_CHARS = 40_000
+MOVED_HISTORY = ("search.md", "performance.md", "training.md", "ladder.md")
+
+_CODE_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
+_ISO_DATE = re.compile(r"\b\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
+_ENTRY_WORD = r"(?:attempts?|rounds?|runs?|tries|try|trials?|experiments?)"
+# a heading, a list item or a table row that opens with "Attempt 33", "Round 20", ...
+_NUMBERED_ENTRY = re.compile(
+    rf"^\s*(?:#{{1,6}}\s+|[*+-]\s+|\d+[.)]\s+|\|\s*)(?:\*\*)?{_ENTRY_WORD}\s+#?\d+",
+    re.IGNORECASE)
+_RECORD_HEADING = re.compile(r"^\s*#{1,6}\s+(?:history\b|experiment log\b|attempts\b)",
+                             re.IGNORECASE)
+_NUMBERED_TABLE = re.compile(r"^\s*\|\s*(?:#|no\.|attempt)\s*\|", re.IGNORECASE)
+_MACHINE_LETTER = re.compile(r"\b[Mm]achines? [A-Z]\b(?![\w-])")
+
+
+def record_problems(text: str, name: str) -> list[str]:
+    """Lines of ``text`` (code blocks blanked out, line numbers kept) that make it a
+    record rather than a manual: a dated heading, an entry numbered as an attempt, a
+    table numbering attempts, a History or Experiment log heading, an ISO date."""
+    blank = _CODE_FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    problems = []
+    for lineno, line in enumerate(blank.splitlines(), 1):
+        why = None
+        if line.lstrip().startswith("#") and _ISO_DATE.search(line):
+            why = "a dated heading"
+        elif _NUMBERED_ENTRY.match(line):
+            why = "an entry numbered as an attempt"
+        elif _NUMBERED_TABLE.match(line):
+            why = "a table numbering attempts"
+        elif _RECORD_HEADING.match(line):
+            why = "a heading of the record"
+        elif _ISO_DATE.search(line):
+            why = "a date"
+        if why:
+            problems.append(f"{name}:{lineno}: {why}: {line.strip()[:100]}")
+    return problems
+
+
+def length_problems(text: str, name: str) -> list[str]:
+    """Too long for a manual page (the rule book has its own, larger limits)."""
+    lines, chars = len(text.splitlines()), len(text)
+    max_lines, max_chars = ((RULE_BOOK_MAX_LINES, RULE_BOOK_MAX_CHARS) if name == RULE_BOOK
+                            else (MANUAL_MAX_LINES, MANUAL_MAX_CHARS))
+    out = []
+    if lines > max_lines:
+        out.append(f"{name}: {lines} lines, more than {max_lines}")
+    if chars > max_chars:
+        out.append(f"{name}: {chars} characters, more than {max_chars}")
+    return out
+
+
+def machine_letter_problems(text: str, name: str) -> list[str]:
+    """Machines named by a letter ("machine C") instead of what they are."""
+    return [f"{name}:{lineno}: {m.group(0)!r}: {line.strip()[:100]}"
+            for lineno, line in enumerate(text.splitlines(), 1)
+            for m in _MACHINE_LETTER.finditer(line)]
+
+
+def test_record_checker_finds_dated_entries() -> None:
+    text = "\n".join([
+        "# Training",                                             # 1
+        "### 2026-11-25: a policy that starts where rules is",    # 2
+        "## Attempt 33: trees",                                   # 3
+        "* Round 20: the second MIL round",                       # 4
+        "1. Try 2 with more samples",                             # 5
+        "| Run 4 | 0.5 |",                                         # 6
+        "| # | recipe | result |",                                # 7
+        "## History",                                             # 8
+        "### Attempts from the fitted policy",                    # 9
+        "The default until 2026-11-26 made 4 passes.",            # 10
+        "```",                                                    # 11
+        "python train.py  # 2026-11-26: attempt 7",               # 12
+        "```",                                                    # 13
+        "Seeds 20261129 and 1000; the fit of attempt 30 (history/training.md).",
+        "| 1 table | 174,556 decisions |",
+        "## Rounds of a match",
+        "* **Runs**: 2 per core",
+        "- round 3 of the ladder: 400 deals",
+    ])
+    found = [(p.split(":")[1], p.split(": ")[1]) for p in record_problems(text, "t.md")]
+    assert found == [
+        ("2", "a dated heading"), ("3", "an entry numbered as an attempt"),
+        ("4", "an entry numbered as an attempt"), ("5", "an entry numbered as an attempt"),
+        ("6", "an entry numbered as an attempt"), ("7", "a table numbering attempts"),
+        ("8", "a heading of the record"), ("9", "a heading of the record"),
+        ("10", "a date"), ("18", "an entry numbered as an attempt")], found
+
+
+def test_length_and_machine_letter_checkers() -> None:
+    short, long_ = "line\n" * MANUAL_MAX_LINES, "line\n" * (MANUAL_MAX_LINES + 1)
+    assert length_problems(short, "docs/x.md") == []
+    assert length_problems(long_, "docs/x.md") == [
+        f"docs/x.md: {MANUAL_MAX_LINES + 1} lines, more than {MANUAL_MAX_LINES}"]
+    assert length_problems(long_, RULE_BOOK) == []
+    wide = "x" * (MANUAL_MAX_CHARS + 1)
+    assert length_problems(wide, "docs/x.md") == [
+        f"docs/x.md: {MANUAL_MAX_CHARS + 1} characters, more than {MANUAL_MAX_CHARS}"]
+    text = ("On machine C, two cores; machines D and F; Machine E's GPU.\n"
+            "A machine A-grade; the machine; machines; machine learning; 2-core AMD EPYC\n")
+    assert [p.split(": ")[1] for p in machine_letter_problems(text, "t.md")] == [
+        "'machine C'", "'machines D'", "'Machine E'"]
+
+
+def test_every_manual_page_is_a_manual() -> None:
+    pages = _manual_pages()
+    names = {n for n, _ in pages}
+    assert {"docs/rules.md", "docs/search.md", "docs/training.md"} <= names
+    assert not any(n.startswith(HISTORY) for n in names)
+    problems = [p for name, text in pages
+                for p in record_problems(text, name) + length_problems(text, name)]
+    assert problems == [], "\n".join(problems)
+
+
+def test_machines_are_named_by_what_they_are() -> None:
+    problems = [p for name, text in _doc_texts() for p in machine_letter_problems(text, name)]
+    assert problems == [], "\n".join(problems)
+
+
+def test_pages_link_to_their_record() -> None:
+    for page in MOVED_HISTORY:
+        text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+        assert f"](history/{page}" in text, f"docs/{page} does not link to history/{page}"
+        assert (ROOT / HISTORY / page).is_file()
 
 
 # ----------------------------------------------------------------------------- the README
@@ -237,8 +443,13 @@ def test_readme_shape() -> None:
     # the test command: CI runs .ci/run, and the README names it
     assert "bash .ci/run" in text
     assert (ROOT / ".ci" / "run").is_file()
-    # CPU-only torch comes from PyTorch's own index, not from PyPI
-    assert "--index-url https://download.pytorch.org/whl/cpu" in text
+    # one set-up script for the README's lines and CI: the README's first line and .ci/run
+    # both run it, and it only ever adds PyTorch's index (--extra-index-url), so that a
+    # machine that reaches PyPI or a mirror alone still installs
+    assert "bash scripts/install.sh train && python train.py" in text
+    assert "bash scripts/install.sh" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    script = (ROOT / "scripts" / "install.sh").read_text(encoding="utf-8")
+    assert "--extra-index-url" in script and "--index-url " not in script
 
 
 # ----------------------------------------------------------------------------- the rule book

@@ -6,6 +6,7 @@ compiled step."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from sichuan_env import engine
 
@@ -45,6 +46,7 @@ def test_odd_actions_and_flags_give_the_plain_result() -> None:
     _same(_trace(7, 250, lambda a: a, flags=(np.bool_(True), 1)), plain)
 
 
+@pytest.mark.slow  # compiles the whole step once more for Fortran-ordered arrays
 def test_state_with_other_array_types_steps_alike() -> None:
     """A State whose arrays are not C-contiguous (columns of a bigger array) gets a
     compiled step of its own types and plays like the plain one."""

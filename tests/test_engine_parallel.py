@@ -57,7 +57,8 @@ def _assert_same(a: list, b: list, rows: np.ndarray | None = None) -> None:
 
 
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread")
-@pytest.mark.parametrize("B", [engine.PARALLEL_MIN_TABLES, 300, 1000])
+@pytest.mark.parametrize("B", [engine.PARALLEL_MIN_TABLES, 300,
+                               pytest.param(1000, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("policy", [uniform, biased], ids=["uniform", "biased"])
 def test_parallel_equals_serial(B: int, policy) -> None:
     assert B >= engine.PARALLEL_MIN_TABLES  # the engine takes the parallel kernel

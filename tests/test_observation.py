@@ -22,7 +22,7 @@ from sichuan_env.observation import (
     observation_bounds,
     plane_names,
 )
-from sichuan_env.state import CLAIM, DONE, TURN, VOID, State
+from sichuan_env.state import CLAIM, DONE, ROB, TURN, VOID, State
 
 SEAT_FIELDS = (
     "hand", "set_aside", "void", "void_revealed", "meld", "river", "river_len", "hu",
@@ -172,11 +172,13 @@ def test_void_planes_follow_reveal() -> None:
 def test_claim_and_drawn_planes() -> None:
     st = play(2, 200, tables=32)
     obs_active = encode(st, st.active.astype(int))
+    obs_asked = encode(st, st.current.astype(int))
     claim_c, _ = PLANES["claim_tile"]
     drawn_c, _ = PLANES["drawn"]
     for b in range(32):
-        if st.phase[b] == CLAIM:
-            assert obs_active[b, claim_c, st.claim_tile[b]] == 1
+        if st.phase[b] == CLAIM:  # the asked seat sees the window; the discarder cannot
+            assert obs_asked[b, claim_c, st.claim_tile[b]] == 1  # tell it is open
+            assert not obs_active[b, claim_c].any()
         if st.phase[b] == TURN and st.drawn_tile[b] >= 0:
             assert obs_active[b, drawn_c, st.drawn_tile[b]] == 1
         other = encode(st, (int(st.active[b]) + 1) % 4, [b])[0]
@@ -188,7 +190,8 @@ def test_claim_and_drawn_planes() -> None:
 def _perturb_hidden(st: State, observer: int, rng: np.random.Generator) -> State:
     """Change what ``observer`` cannot know: opponents' standing tiles exchanged with the
     wall and with each other, the remaining wall order, unrevealed voids, opponents'
-    set-aside tiles, drawn tile and passed-Hu values, claim offers."""
+    set-aside tiles, drawn tile and passed-Hu values, claim offers, and whether a claim or
+    rob window that does not ask the observer is open at all."""
     s2 = st.copy()
     b = 0
     others = [(observer + r) % 4 for r in (1, 2, 3)]
@@ -229,6 +232,14 @@ def _perturb_hidden(st: State, observer: int, rng: np.random.Generator) -> State
         s2.claim_answer[b, o] = rng.integers(0, 5)
     if s2.active[b] != observer:
         s2.drawn_tile[b] = rng.integers(-1, 27)
+    if s2.phase[b] in (CLAIM, ROB) and s2.current[b] != observer and rng.random() < 0.5:
+        # whether a window is open at all: the engine opens one only when some seat has an
+        # option, so a seat it does not ask cannot tell it from the same table without one
+        s2.phase[b] = TURN
+        s2.current[b] = s2.active[b]
+        s2.claim_tile[b] = -1
+        s2.claim_opts[b] = 0
+        s2.drawn_tile[b] = -1
     return s2
 
 

@@ -20,8 +20,9 @@ SCRIPTS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scrip
 
 def test_the_commands_are_all_there():
     assert set(SCRIPTS) == {"sichuan-arena", "sichuan-ladder", "sichuan-play",
-                            "sichuan-viewer", "sichuan-records", "sichuan-selfplay",
-                            "sichuan-train", "sichuan-tournament", "sichuan-bot-server"}
+                            "sichuan-viewer", "sichuan-review", "sichuan-records",
+                            "sichuan-selfplay", "sichuan-train", "sichuan-tournament",
+                            "sichuan-bot-server"}
 
 
 def test_top_level_modules_are_packaged():

@@ -228,7 +228,7 @@ def test_play_out_is_the_engine_step_by_step(mil_positions, policy):
     assert batch.done.all()
 
 
-@pytest.mark.parametrize("policy", ["rules", "random"])
+@pytest.mark.parametrize("policy", ["rules", pytest.param("random", marks=pytest.mark.slow)])
 def test_play_out_on_threads_ends_as_on_one(mil_positions, policy):
     """Play-outs split among threads end every table exactly as one thread does."""
     picks = [p for p in mil_positions[::23]][:16]

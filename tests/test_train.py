@@ -167,6 +167,7 @@ def test_the_last_line_puts_the_run_next_to_the_shipped_agents():
     assert "docs/models.md" in line
 
 
+@pytest.mark.slow  # a train.py process: torch, SB3 and the engine loaded anew
 def test_checkpoint_every_zero_writes_no_checkpoints(tmp_path):
     """``--checkpoint-every 0`` turns the periodic checkpoints off (as ``--eval-every 0``
     does the evaluations); the final model is still saved."""

@@ -16,6 +16,7 @@ from sichuan_env.game import Game
 from sichuan_env.records import event_action, read_jsonl, write_jsonl
 from sichuan_env.svg import SUIT_COLOURS, render_svg, tile_defs
 from sichuan_env.tiles import N_KINDS, tile_str
+from sichuan_env.view import unobserved
 from sichuan_env.viewer import build_frames, render_page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +46,10 @@ def check_svg_shows(svg: str, state, viewer: int | None) -> None:
     root = ET.fromstring(svg)
     assert int(root.get("data-wall")) == int(state.wall_left[0])
     live = not bool(state.done[0])
-    assert int(root.get("data-current")) == (int(state.current[0]) if live else -1)
+    # a claim or rob window that does not ask the viewer is hidden: the turn owner shows
+    hidden = viewer is not None and unobserved(state, viewer)
+    current = int(state.active[0]) if hidden else int(state.current[0])
+    assert int(root.get("data-current")) == (current if live else -1)
     for seat, g in _seats(svg).items():
         hand = _tiles(state, seat)
         assert int(g.get("data-score")) == int(state.scores[0, seat])
@@ -188,10 +192,13 @@ def test_frames_follow_the_engine(sample) -> None:
     states = engine_states(sample)
     for viewer in (None, 1):
         frames = build_frames(sample, viewer)
-        assert len(frames) == len(states)
+        # a seat sees no frame of a claim or rob window that does not ask it
+        seen = [s for s in states if viewer is None or s.done[0] or not unobserved(s, viewer)]
+        assert len(frames) == len(seen) and (viewer is None or len(seen) < len(states))
         covered = [i for f in frames for i in f["events"]]
         assert covered == list(range(len(sample["events"])))
-        for f, state in zip(frames, states, strict=True):
+        assert [f["step"] for f in frames] == list(range(len(frames)))  # the page's index
+        for f, state in zip(frames, seen, strict=True):
             assert f["wall"] == int(state.wall_left[0])
             assert f["scores"] == [int(x) for x in state.scores[0]]
             check_svg_shows(f["svg"], state, viewer)
@@ -207,6 +214,10 @@ def test_frames_follow_the_engine(sample) -> None:
                 assert d["legal"] is None and d["chosen"] is None
                 if e["act"] == "void" and "tile" in e:
                     assert e["tile"] not in d["text"]
+            if viewer is not None:  # no other seat's pass told
+                texts = [d["text"], *f["forced"]]
+                assert not any(t.startswith("seat") and t.endswith("passes") and
+                               not t.startswith(f"seat {viewer} ") for t in texts), texts
 
 
 def test_page_is_self_contained(sample) -> None:

@@ -16,6 +16,7 @@ from test_viewer import engine_states
 
 from sichuan_env.records import read_jsonl
 from sichuan_env.tiles import N_KINDS, tile_str
+from sichuan_env.view import unobserved
 from sichuan_env.viewer import write_replay
 
 from support.browser import ARTIFACTS
@@ -78,7 +79,9 @@ def _check(page: Page, states: list, viewer: int | None) -> None:
 
 @pytest.mark.parametrize("viewer", [None, 2])
 def test_replay_page_in_chromium(browser, record, tmp_path: Path, viewer) -> None:
-    states = engine_states(record)
+    # a seat view shows the states the seat saw (no window that did not ask it)
+    states = [s for s in engine_states(record)
+              if viewer is None or s.done[0] or not unobserved(s, viewer)]
     last = len(states) - 1
     out = tmp_path / "replay.html"
     write_replay(record, out, viewer=viewer, title="browser test")

@@ -36,6 +36,10 @@ def _open(browser, srv: LiveServer, speed: int = 0):
     page = ctx.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda e: problems.append(str(e)))
+    # a script, style or picture the Content-Security-Policy refused shows as a console
+    # error (the API's 4xx answers the page expects show as "Failed to load resource")
+    page.on("console", lambda m: problems.append(f"console: {m.text}")
+            if m.type == "error" and "Failed to load resource" not in m.text else None)
     page.on("request", lambda r: problems.append(f"request {r.url}")
             if not r.url.startswith(srv.url) else None)
     page.goto(f"{srv.url}/?speed={speed}")
@@ -126,6 +130,8 @@ def test_whole_deal_by_clicking(browser, server, tmp_path: Path) -> None:
         page.click("#replay-link")
     viewer = viewer_page.value
     viewer.wait_for_selector("#frame")
+    # its inline script ran (the page's Content-Security-Policy allows it by its hash)
+    assert viewer.inner_text("#pos").startswith("step 0 / ")
     viewer.keyboard.press("End")
     assert viewer.get_attribute("#settle-table", "data-scores") == settle
     viewer.close()

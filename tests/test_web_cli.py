@@ -111,3 +111,63 @@ def test_server_from_the_command_line() -> None:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "Traceback" not in err
+
+
+def _serve(*args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.Popen([sys.executable, "-m", "sichuan_env.play", "--web", "--port", "0",
+                             "--seats", "you,random,random,random", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env=env)
+
+
+def _stop(proc: subprocess.Popen) -> str:
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "Traceback" not in err
+    return err
+
+
+@pytest.mark.slow
+def test_ipv6_loopback_prints_an_address_the_server_accepts() -> None:
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6")
+    try:
+        socket.create_server(("::1", 0), family=socket.AF_INET6).close()
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    proc = _serve("--host", "::1")
+    try:
+        line = proc.stdout.readline()
+        m = re.search(r"open (http://\[::1\]:\d+/) ", line)
+        assert m, line
+        with httpx.Client(base_url=m[1], timeout=300) as client:
+            assert client.get("/").status_code == 200
+            assert client.post("/api/new", json={}).status_code == 200
+            assert client.get("/", headers={"host": "evil.example"}).status_code == 400
+    finally:
+        err = _stop(proc)
+    assert "warning" not in err
+
+
+@pytest.mark.slow
+def test_other_hosts_and_fixed_seeds_are_warned_about() -> None:
+    # 127.0.0.2 is on loopback but not one of the loopback names: the exposure warning
+    proc = _serve("--host", "127.0.0.2", "--seed", "5", "--allow-host", "mybox.lan")
+    try:
+        line = proc.stdout.readline()
+        m = re.search(r"open (http://127\.0\.0\.2:(\d+)/) ", line)
+        assert m, line
+        with httpx.Client(base_url=m[1], timeout=300) as client:
+            assert client.get("/").status_code == 200
+            port = m[2]
+            assert client.get("/", headers={"host": f"mybox.lan:{port}"}).status_code == 200
+            assert client.get("/", headers={"host": f"10.1.2.3:{port}"}).status_code == 200
+            assert client.get("/", headers={"host": "evil.example"}).status_code == 400
+    finally:
+        err = _stop(proc)
+    warnings = [x for x in err.splitlines() if "warning" in x]
+    assert len(warnings) == 2, err
+    assert any("--seed 5" in w and "knows every hand" in w for w in warnings)
+    assert any("listening on 127.0.0.2" in w and "can play here" in w for w in warnings)

@@ -44,6 +44,8 @@ from typing import Any
 
 import numpy as np
 
+from sichuan_env.agent import agents_help
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -68,7 +70,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup-max", type=int, default=20, help="critic-only rollouts at most")
     p.add_argument("--warmup-patience", type=int, default=2)
     p.add_argument("--opponents", default="pool",
-                   help="pool (rules, the start policy, a past self) or three agent names")
+                   help=agents_help("pool (rules, the start policy, a past self) or three "
+                                    "agents"))
     p.add_argument("--snapshot-every", type=int, default=100_000)
     p.add_argument("--eval-every", type=int, default=200_000)
     p.add_argument("--eval-deals", type=int, default=2000)

@@ -46,6 +46,7 @@ from agents.search_rollout import play_out as compiled_play_out
 from agents.training.advice import advised_planes
 from sichuan_env import engine
 from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_TILE
+from sichuan_env.agent import agents_help
 from sichuan_env.driver import choose, play_until_learner
 from sichuan_env.rules import Rules, get_rules
 from sichuan_env.state import TURN, VOID, State
@@ -275,8 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--void-prob", type=float, default=0.05)
     p.add_argument("--discards", type=int, default=3)
     p.add_argument("--player", default="rules",
-                   help="the agent that plays the deals and the play-outs (rules; e.g. "
-                        "fitted or ppo:PATH: one step of policy iteration from it)")
+                   help=agents_help("the agent that plays the deals and the play-outs "
+                                    "(rules; another: one step of policy iteration from it)"))
     p.add_argument("--compiled", action="store_true",
                    help="the rules bot's compiled copy plays the deals and the play-outs "
                         "(with --player rules only): the same comparisons, far less CPU")

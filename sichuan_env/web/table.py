@@ -1,45 +1,45 @@
 """One browser game: a deal of one human seat against three bots, and what the human sees.
 
-:class:`WebGame` owns a :class:`~sichuan_env.game.Game` and plays the bot seats whenever
-they are to act. Everything it hands out for the page is built by :func:`public_table`
-from the human seat's :class:`~sichuan_env.view.SeatView` (plus the number of tiles each
-seat has standing, which every player at a table can count) and by :func:`public_moves`,
-which drops or shortens the moves the human may not know: the other seats' set-aside
-tiles and indicator suits, their passes, their claims that did not take effect (a pung
-beaten by a Hu), their self-drawn winning tiles and the fans of their wins. The seed is
-kept back until the deal is over (it determines the wall).
+:class:`WebGame` owns a :class:`~sichuan_env.game.Game` and its bots
+(:class:`~sichuan_env.web.bots.GameBots`: agent objects of this game alone, reset at each
+deal, a time limit per decision and a fallback), and plays the bot seats whenever they
+are to act. Everything it hands out for the page is built by :func:`public_table` from
+the human seat's :class:`~sichuan_env.view.SeatView` (plus the number of tiles each seat
+has standing, which every player at a table can count) and by
+:func:`~sichuan_env.public_log.public_moves`. A frame of the bots' moves is taken only at
+a state the human observes (:func:`sichuan_env.view.unobserved`): a claim window that
+does not ask the human is never shown, its moves go into the frame of its outcome.
 
-The full record (every hand, the wall) is only given out once the deal is over
-(:meth:`WebGame.record`).
+Each deal is dealt from its own seed, drawn by the game's :class:`DealSeeds` (64 secret
+bits per deal, or a fixed sequence for reproducible local play); the seed is kept back
+until the deal is over, and then shows that deal only. The full record (every hand, the
+wall) is only given out once the deal is over (:meth:`WebGame.record`).
 """
 
 from __future__ import annotations
 
-import threading
+import secrets
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from sichuan_env.actions import action_from_str, action_to_str
-from sichuan_env.driver import choose
 from sichuan_env.engine import IllegalActionError
 from sichuan_env.game import Game
+from sichuan_env.public_log import payment_text, public_moves
 from sichuan_env.rules import Rules
 from sichuan_env.state import PHASE_NAMES
 from sichuan_env.tiles import N_KINDS, SUITS, tile_str
-from sichuan_env.view import SeatView, seat_view
-from sichuan_env.vocab import MELD_NAMES, MELDED_KONG, PUNG, SEAT_WINDS
+from sichuan_env.view import SeatView, seat_view, unobserved
+from sichuan_env.vocab import MELD_NAMES, SEAT_WINDS
+from sichuan_env.web.bots import BotSpec, GameBots
+from sichuan_env.web.workers import BotWorkers
 
-__all__ = ["GameError", "SharedAgent", "WebGame", "public_moves", "public_table", "warm_up"]
+__all__ = ["DealSeeds", "GameError", "WebGame", "public_moves", "public_table", "warm_up"]
 
 _ROW = np.zeros(1, np.intp)
-REASONS = {
-    "hu": "Hu", "self_drawn_hu": "self-drawn Hu", "concealed_kong": "concealed kong",
-    "melded_kong": "melded kong", "promoted_kong": "promoted kong",
-    "kong_refund": "kong refund", "ready": "ready hand at the wall end",
-    "flower_pig": "flower pig",
-}
+SEED_BITS = 64
 
 
 class GameError(ValueError):
@@ -50,29 +50,23 @@ class GameError(ValueError):
         self.status = status
 
 
-#: Held around every engine step and bot decision of any web game: games played in
-#: parallel threads corrupted each other's deals without it (records that did not replay).
-ENGINE_LOCK = threading.Lock()
+class DealSeeds:
+    """The seed of each deal of a game: ``fixed`` None draws every deal's seed
+    independently from :mod:`secrets` (64 bits), so that no finished deal tells anything
+    of the next; an int gives deal ``n`` the seed ``fixed + n`` (reproducible local play:
+    anyone who knows the seed knows every deal)."""
 
+    def __init__(self, fixed: int | None = None) -> None:
+        self.fixed = fixed
 
-class SharedAgent:
-    """An agent shared by many games' threads: one call at a time (:data:`ENGINE_LOCK`)."""
-
-    def __init__(self, agent: Any, label: str) -> None:
-        self.agent = agent
-        self.label = label
-
-    def choose(self, game: Game) -> int:
-        with ENGINE_LOCK:
-            return int(choose(game.state, _ROW, [self.agent], names=[self.label])[0])
+    def seed(self, deal_number: int) -> int:
+        if self.fixed is not None:
+            return (self.fixed + deal_number) % 2**SEED_BITS
+        return secrets.randbits(SEED_BITS)
 
 
 def _tiles(counts: np.ndarray) -> list[str]:
     return [tile_str(int(k)) for k in np.repeat(np.arange(N_KINDS), counts)]
-
-
-def _who(seat: int, human: int) -> str:
-    return "you" if seat == human else f"seat {seat}"
 
 
 def public_table(view: SeatView, standing: Sequence[int], names: Sequence[str],
@@ -120,129 +114,103 @@ def public_table(view: SeatView, standing: Sequence[int], names: Sequence[str],
     }
 
 
-def public_moves(events: Sequence[dict[str, Any]], human: int, before: SeatView,
-                 after: SeatView) -> list[str]:
-    """What the viewer ``human`` learns of the ``events`` of one step, as sentences:
-    its own moves in full, the others' public moves, and the others' claims that took
-    effect (a meld that appeared between the views ``before`` and ``after``)."""
-    lines = []
-    for e in events:
-        seat, act = e["seat"], e["act"]
-        r = (seat - human) % 4
-        who = _who(seat, human)
-        mine = seat == human
-        if act == "void":
-            if mine:
-                what = (f"show an indicator for suit {e['suit']}" if "suit" in e
-                        else f"set {e['tile']} aside")
-                lines.append(f"you {what} (forbidden suit)")
-            else:
-                lines.append(f"{who} chooses a forbidden suit")
-        elif act == "discard":
-            verb = "discard" if mine else "discards"
-            forced = " (the set-aside tile)" if e.get("auto") else ""
-            lines.append(f"{who} {verb} {e['tile']}{forced}")
-        elif act == "kong" and "tile" in e:
-            lines.append(f"{who} {'declare' if mine else 'declares'} a kong of {e['tile']}")
-        elif act == "hu":
-            tile = int(after.hu_tile[0, r])
-            on = f" on {tile_str(tile)}" if tile >= 0 else " (self-drawn, tile face down)"
-            lines.append(f"{who} {'declare' if mine else 'declares'} Hu{on}")
-        elif mine:  # pung, kong claims and passes: only the viewer's own
-            lines.append({"pung": "you claim a pung", "kong": "you claim a kong",
-                          "pass": "you pass"}[act])
-    for r in range(1, 4):
-        grew = np.flatnonzero((after.meld[0, r] != before.meld[0, r])
-                              & np.isin(after.meld[0, r], (PUNG, MELDED_KONG)))
-        for k in grew:
-            what = "pung" if after.meld[0, r, k] == PUNG else "kong"
-            lines.append(f"seat {(human + r) % 4} claims a {what} of {tile_str(int(k))}")
-    return lines
-
-
-def _payment_text(p: dict[str, Any], human: int) -> str:
-    to = "nobody" if p["to"] is None else _who(p["to"], human)
-    payer = _who(p["from"], human)
-    return (f"{payer} {'pay' if p['from'] == human else 'pays'} {to} {p['points']} "
-            f"({REASONS.get(p['reason'], p['reason'])})")
-
-
 class WebGame:
     """A human seat and three bots at one table, one deal at a time.
 
-    ``agents``: four entries in seat order, ``None`` for the human's seat and a
-    :class:`SharedAgent` for each bot seat. ``seed``: the first deal's seed; deal ``n``
-    of this game is dealt from ``seed + n``, dealer seat 0. ``rules`` with several deals
-    per match are played one deal at a time."""
+    ``seats``: four entries in seat order, ``None`` for the human's seat and a
+    :class:`~sichuan_env.web.bots.BotSpec` for each bot seat (this game builds its own
+    agents from them); ``seeds`` the deals' seeds (default: secret draws). ``rules`` with
+    several deals per match are played one deal at a time. ``time_limit`` and
+    ``fallback``: see :class:`~sichuan_env.web.bots.GameBots`; ``label`` names the game
+    in the server's log; ``workers`` the worker processes of isolated bot seats."""
 
-    def __init__(self, agents: Sequence[SharedAgent | None], rules: Rules, seed: int) -> None:
-        humans = [s for s, a in enumerate(agents) if a is None]
-        if len(agents) != 4 or len(humans) != 1:
+    def __init__(self, seats: Sequence[BotSpec | None], rules: Rules,
+                 seeds: DealSeeds | None = None, *, time_limit: float = 10.0,
+                 fallback: str | None = "rules", label: str = "",
+                 workers: BotWorkers | None = None) -> None:
+        humans = [s for s, a in enumerate(seats) if a is None]
+        if len(seats) != 4 or len(humans) != 1:
             raise ValueError("a web game needs four seats, exactly one of them the human's")
         self.human = humans[0]
-        self.agents = list(agents)
-        self.names = ["you" if a is None else a.label for a in agents]
+        self.bots = GameBots(seats, time_limit=time_limit, fallback=fallback, label=label,
+                             workers=workers)
+        self.names = self.bots.names
         # one deal at a time: a match of several deals would deal the next one inside a step
         self.rules = rules if rules.deals_per_match == 1 else rules.replace(deals_per_match=1)
-        self.base_seed = seed
+        self.seeds = seeds or DealSeeds()
         self.deal_number = -1
-        self.lock = threading.Lock()
+        self.notices: list[str] = []
         self.frames_at_start = self.new_deal()
 
     # ------------------------------------------------------------------ playing
     def new_deal(self) -> list[dict[str, Any]]:
-        """Deal the next deal and play the bots up to the human's first decision; returns
-        the frames of the bots' moves (see :meth:`act`)."""
+        """Deal the next deal (its own seed), reset the bots and play them up to the
+        human's first decision; returns the frames of the bots' moves (see :meth:`act`)."""
         self.deal_number += 1
-        with ENGINE_LOCK:
-            self.game = Game.new(self.base_seed + self.deal_number, self.rules)
+        self.start(Game.new(self.seeds.seed(self.deal_number), self.rules))
+        return self._run_bots()
+
+    def start(self, game: Game) -> None:
+        """Begin ``game`` as this game's current deal (without playing the bots)."""
+        self.game = game
+        self.bots.reset()
         self.step = 0
         self.log: list[str] = []
-        return self._run_bots()
+        self.notices = []
+        self._pending: list[str] = []
 
     @property
     def done(self) -> bool:
         return self.game.done
 
+    def close(self) -> None:
+        """The game is dropped (expired): its bots' resources go."""
+        self.bots.close()
+
     def _view(self) -> SeatView:
         return seat_view(self.game.state, self.human, _ROW)
 
     def _apply(self, action: int) -> dict[str, Any] | None:
-        with ENGINE_LOCK:
-            return self._apply_locked(action)
-
-    def _apply_locked(self, action: int) -> dict[str, Any] | None:
+        """Play one decision; the frame of the moves the human learns, taken at the next
+        state the human observes (None: nothing to show yet)."""
         g = self.game
         before = self._view()
         n_events, n_pay = len(g.events), len(g.payments)
         g.play(action)
         after = self._view()
         lines = public_moves(g.events[n_events:], self.human, before, after)
-        lines += [_payment_text(p, self.human) for p in g.payments[n_pay:]]
-        if not lines:  # a move the human may not know about (another seat's pass)
-            return None
+        lines += [payment_text(p, self.human) for p in g.payments[n_pay:]]
+        self._pending += lines
+        if not self._pending or (not g.done and unobserved(g.state, self.human)):
+            return None  # nothing new, or a window the human may not know is open
+        lines, self._pending = self._pending, []
         self.log.extend(lines)
         return {"moves": lines, "table": self.table(legal=False)}
 
     def _run_bots(self) -> list[dict[str, Any]]:
         frames = []
         while not self.game.done and self.game.current_seat != self.human:
-            agent = self.agents[self.game.current_seat]
-            frame = self._apply(agent.choose(self.game))
+            decision = self.bots.decide(self.game)
+            if decision.notice is not None:
+                self.notices.append(decision.notice)
+            frame = self._apply(decision.action)
             if frame is not None:
                 frames.append(frame)
         return frames
 
-    def act(self, step: Any, action: Any) -> list[dict[str, Any]]:
+    def act(self, step: Any, action: Any, deal: Any = None) -> list[dict[str, Any]]:
         """Play the human's ``action`` (a string such as ``"discard 5m"``) at decision
-        number ``step``, then the bots up to the human's next decision. Returns one frame
-        per step with visible moves: ``{"moves": [...], "table": ...}``. Raises
-        :class:`GameError` (and changes nothing) for a malformed, stale or illegal request.
+        number ``step`` of deal number ``deal`` (None: not checked), then the bots up to
+        the human's next decision. Returns one frame per observed state with visible
+        moves: ``{"moves": [...], "table": ...}``. Raises :class:`GameError` (and changes
+        nothing) for a malformed, stale or illegal request.
 
         ``step`` counts the human's decisions in this deal only: a count of every decision
         would tell how many claims the other seats passed on."""
-        if isinstance(step, bool) or not isinstance(step, int):
-            raise GameError(f"'step' must be an integer, got {step!r}", 400)
+        for name, value in (("deal", deal), ("step", step)):
+            if (value is not None or name == "step") and (isinstance(value, bool)
+                                                           or not isinstance(value, int)):
+                raise GameError(f"'{name}' must be an integer, got {value!r}", 400)
         if not isinstance(action, str):
             raise GameError(f"'action' must be a string such as 'discard 5m', got {action!r}",
                             400)
@@ -250,6 +218,9 @@ class WebGame:
             a = action_from_str(action)
         except ValueError as err:
             raise GameError(str(err), 400) from None
+        if deal is not None and deal != self.deal_number:
+            raise GameError(f"stale deal {deal}: the game is at deal {self.deal_number}; "
+                            "reload the table")
         if self.game.done:
             raise GameError("the deal is over: start a new deal")
         if step != self.step:
@@ -266,6 +237,7 @@ class WebGame:
         except IllegalActionError as err:  # the mask said yes; keep the message if not
             raise GameError(str(err), 422) from None
         self.step += 1
+        self.notices = []
         frames = [] if frame is None else [frame]
         return frames + self._run_bots()
 
@@ -284,7 +256,8 @@ class WebGame:
 
     def settlement(self) -> dict[str, Any] | None:
         """The deal's result once it is over (None before): end, scores, payments and wins
-        as the human may know them (others' fans and face-down tiles left out), seed."""
+        as the human may know them (others' fans and face-down tiles left out), and this
+        deal's seed (it replays this deal and tells nothing of the next)."""
         if not self.game.done:
             return None
         wins = []
@@ -297,23 +270,24 @@ class WebGame:
             })
         return {
             "end": self.game.end, "scores": self.game.scores, "seed": self.game.record()["seed"],
-            "payments": [_payment_text(p, self.human) for p in self.game.payments],
+            "payments": [payment_text(p, self.human) for p in self.game.payments],
             "wins": wins,
         }
 
     def state(self, frames: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """What the page gets: the table, the step, the deal's public log, the frames of
-        the latest moves, and the settlement once the deal is over."""
+        """What the page gets: the table, the deal and step, the deal's public log, the
+        frames of the latest moves, the notices of bots that failed (a fallback played
+        for them), and the settlement once the deal is over."""
         return {
             "step": self.step, "deal": self.deal_number, "done": self.done,
             "rules": self.rules.preset, "table": self.table(),
-            "log": list(self.log), "frames": frames or [],
+            "log": list(self.log), "frames": frames or [], "notices": list(self.notices),
             "settlement": self.settlement(),
         }
 
     def record(self) -> dict[str, Any]:
         """The finished deal's ``sichuan-record/1`` record (every hand and the wall), with
-        the players' names under ``"players"``. Refused while the deal is on."""
+        the players' shown names under ``"players"``. Refused while the deal is on."""
         if not self.game.done:
             raise GameError("the record is given out when the deal is over")
         rec = self.game.record()
@@ -321,10 +295,12 @@ class WebGame:
         return rec
 
 
-def warm_up(agents: Sequence[SharedAgent | None], rules: Rules, seed: int = 0) -> None:
+def warm_up(seats: Sequence[BotSpec | None], rules: Rules, seed: int = 0,
+            time_limit: float = 600.0) -> None:
     """Play one deal with these bots (the human's moves: the first legal ones), so that the
     compiled kernels are ready before the first browser asks (on a fresh checkout they
-    compile for about a minute)."""
-    game = WebGame(agents, rules, seed)
+    compile for about a minute) and a bot that fails is found before the server starts:
+    its error is raised (no fallback plays for it here)."""
+    game = WebGame(seats, rules, DealSeeds(seed), time_limit=time_limit, fallback=None)
     while not game.done:
         game.act(game.step, game.legal()[0])

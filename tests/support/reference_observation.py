@@ -249,8 +249,11 @@ def _fill(state: State, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) ->
     sa = state.set_aside.reshape(-1).take(me)
     phase = state.phase[rows]
     active = state.active[rows]
-    in_window = _IN_WINDOW.take(phase)
     drawn = np.where((phase == TURN) & (active == seats), state.drawn_tile[rows], -1)
+    # a claim or rob window that does not ask the seat is hidden from it: the turn of the
+    # seat that opened it, nothing under claim
+    in_window = _IN_WINDOW.take(phase) & (state.current[rows] == seats)
+    phase = np.where(_IN_WINDOW.take(phase) & ~in_window, TURN, phase)
     claim = np.where(in_window, state.claim_tile[rows], -1)
 
     # --- melds, by relative seat

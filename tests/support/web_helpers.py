@@ -15,7 +15,6 @@ import time
 import numpy as np
 import pytest
 
-from sichuan_env.agent import make_agent
 from sichuan_env.rules import get_rules
 from sichuan_env.state import CLAIM, DONE, PHASE_NAMES, ROB, TURN
 from sichuan_env.tiles import N_KINDS, SUITS, tile_str
@@ -28,16 +27,17 @@ __all__ = ["LiveServer", "create_app", "expected_table", "make_config"]
 httpx = pytest.importorskip("httpx", reason="the web extra is not installed")
 
 from sichuan_env.web.app import WebConfig, create_app  # noqa: E402
-from sichuan_env.web.table import SharedAgent, warm_up  # noqa: E402
+from sichuan_env.web.bots import BotSpec  # noqa: E402
+from sichuan_env.web.table import warm_up  # noqa: E402
 
 
-def make_config(seats: list[str], seed: int | None = 11, rules: str = "mil") -> WebConfig:
+def make_config(seats: list[str], seed: int | None = 11, rules: str = "mil",
+                **kwargs) -> WebConfig:
     """A server configuration: ``seats`` as on the command line (one ``you``)."""
     r = get_rules(rules)
-    agents = [None if s == "you" else SharedAgent(make_agent(s, seed=i, preset=r.preset), s)
-              for i, s in enumerate(seats)]
-    warm_up(agents, r)  # compile before any request, whose client would time out
-    return WebConfig(agents, r, seed)
+    specs = [None if s == "you" else BotSpec(s, r.preset) for s in seats]
+    warm_up(specs, r)  # compile before any request, whose client would time out
+    return WebConfig(specs, r, seed, **kwargs)
 
 
 class LiveServer:
@@ -63,6 +63,10 @@ class LiveServer:
 
     def games(self) -> list:
         return list(self.app.state.store.games.values())
+
+    def game(self, client: httpx.Client):
+        """The game of ``client``'s session."""
+        return self.app.state.store.games[client.cookies["sichuan_game"]]
 
     def close(self) -> None:
         self.server.should_exit = True
@@ -99,6 +103,11 @@ def expected_table(state, human: int, names: list[str], legal: list[str]) -> dic
     aside = int(state.set_aside[t, human])
     drawn = int(state.drawn_tile[t])
     own_turn = ph == TURN and int(state.active[t]) == human
+    if ph in (CLAIM, ROB) and int(state.current[t]) != human:
+        # a window that does not ask the human: it cannot know that one is open (the
+        # engine opens one only when some seat has an option): the turn of the seat
+        # that made the move, nothing under claim
+        ph = TURN
     return {
         "you": human, "phase": PHASE_NAMES[ph],
         "wall": int(state.wall_back[t] - state.wall_front[t]),

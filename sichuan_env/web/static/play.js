@@ -198,6 +198,7 @@
     box.hidden = !s;
     $('record-link').hidden = !s;
     $('replay-link').hidden = !s;
+    showReview(s ? reviewOf(st.deal) : null);
     box.textContent = '';
     if (!s) return;
     box.appendChild(el('h2', '', 'Settlement: ' + s.end.replace('_', ' ')));
@@ -238,6 +239,9 @@
     g.dataset.deal = st.deal;
     draw(st.table, true);
     drawSettlement(st);
+    const notice = $('notice');  // a bot failed or ran out of time: who played for it
+    notice.textContent = (st.notices || []).join(' ');
+    notice.hidden = !notice.textContent;
     g.dataset.ready = '1';
   }
 
@@ -265,7 +269,7 @@
     showError('');
     $('game').dataset.ready = '0';
     try {
-      await show(await call('POST', '/api/act', {step: state.step, action}));
+      await show(await call('POST', '/api/act', {deal: state.deal, step: state.step, action}));
     } catch (err) {
       showError(err.message);
       busy = false;
@@ -291,12 +295,54 @@
     }
   }
 
+  // "Review this deal": the server reviews the human seat's decisions in the background;
+  // the page polls its progress and opens the reviewed replay when it is done
+  let review = null;  // {deal, status, done, total}
+  let reviewTimer = null;
+  function reviewOf(deal) { return review && review.deal === deal ? review : {status: 'none'}; }
+  function showReview(r) {
+    const button = $('review-button'), status = $('review-status'), link = $('review-link');
+    button.hidden = !r || r.status !== 'none' && r.status !== 'failed';
+    status.hidden = !r || r.status === 'none';
+    link.hidden = !r || r.status !== 'done';
+    if (!r) return;
+    status.dataset.status = r.status;
+    status.textContent = r.status === 'queued' ? 'Review waiting for its turn...'
+      : r.status === 'running' ? 'Reviewing your decisions: ' + r.done + ' / ' + (r.total ?? '?')
+      : r.status === 'done' ? 'Review ready (' + r.total + ' decisions)'
+      : r.status === 'failed' ? 'The review failed: ' + (r.error || 'try again') : '';
+  }
+  async function pollReview(openWhenDone) {
+    clearTimeout(reviewTimer);
+    try {
+      review = await call('GET', '/api/review');
+    } catch (err) { showError(err.message); return; }
+    if (!state || review.deal !== state.deal) return;
+    showReview(review);
+    if (review.status === 'queued' || review.status === 'running') {
+      reviewTimer = setTimeout(() => pollReview(openWhenDone), 1000);
+    } else if (review.status === 'done' && openWhenDone) {
+      window.open('/review', '_blank');
+    }
+  }
+  async function startReview() {
+    showError('');
+    try {
+      review = await call('POST', '/api/review', {});
+      showReview(review);
+      if (review.status === 'done') window.open('/review', '_blank');
+      else reviewTimer = setTimeout(() => pollReview(true), 1000);
+    } catch (err) { showError(err.message); }
+  }
+  $('review-button').onclick = startReview;
+
   $('new-deal').onclick = newDeal;
   (async () => {
     try {
       const st = await call('GET', '/api/state');
       drawLog(st.log, 0);
       finish(st);
+      if (st.done) pollReview(false);  // a review asked for before a reload
     } catch (err) {
       newDeal();
     }
