@@ -188,6 +188,9 @@ class ExecAgent:
         said = f" (stderr: {' | '.join(tail[-3:])})" if tail else ""
         return f"bot {self.command!r} failed its hello: {what}{said}"
 
+    def __deepcopy__(self, memo: dict) -> ExecAgent:
+        raise TypeError("an exec: agent runs a program and is not copied: build another")
+
     def close(self) -> None:
         """End the program (see :meth:`BotProcess.close`)."""
         if self.proc is not None:
