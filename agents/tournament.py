@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from agents.arena import limit_blas_threads, mean_ci, replay_records, run_arena
-from sichuan_env.agent import spec_name
+from sichuan_env.agent import agents_help, spec_name
 from sichuan_env.rules import get_rules
 from sichuan_env.seeding import agent_seed
 
@@ -510,9 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--agents", required=True,
-                   help="comma-separated agents (at least two): random, greedy, rules, "
-                        "ppo:PATH, package.module:Class, path/to/file.py:Class, "
-                        "exec:COMMAND (a program in any language, docs/protocol.md)")
+                   help=agents_help("comma-separated agents (at least two)"))
     p.add_argument("--walls", type=int, default=100, help="duplicate walls (default 100)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", required=True, help="the tournament's folder (resumed if it "
