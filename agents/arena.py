@@ -162,6 +162,12 @@ class ArenaResult:
     command: str = ""
     workers: int = 1
     stats: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: per ``exec:`` bot (by name): timing, faults (each with its ``deal`` and
+    #: ``decision``: the deal's decision number, from 0), restarts, drop
+    #: (:meth:`sichuan_env.exec_agent.ExecAgent.report`)
+    bots: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: with ``run_arena(keep_logs=True)``: every deal's actions (deal -> list)
+    logs: dict[int, list[int]] | None = None
 
     def __post_init__(self) -> None:
         self.stats = {name: self._agent_stats(i) for i, name in enumerate(self.names)}
@@ -245,6 +251,7 @@ class ArenaResult:
                   "unit = wall (duplicate) or deal",
             "end_reasons": {"three_hu": int((self.end_reason == 1).sum()),
                             "wall_exhausted": int((self.end_reason == END_WALL).sum())},
+            **({"bots": self.bots} if self.bots else {}),
         }
 
     def save(self, path: str | Path) -> None:
@@ -318,6 +325,7 @@ def run_arena(
     legal: bool = False,
     agent_seed: int | None = None,
     command: str = "",
+    keep_logs: bool = False,
 ) -> ArenaResult:
     """Play ``deals`` deals between four agents (specs for :func:`make_agent` or agent
     objects; equal specs are one agent) and return their statistics.
@@ -325,7 +333,8 @@ def run_arena(
     ``workers`` > 1 splits the walls over that many processes (agents given as specs
     only); the deals and their results are the same as with one worker, except for the
     random agents' own draws. ``records``: write the first ``record_deals`` deals there as
-    game records, with each event's legal options when ``legal``."""
+    game records, with each event's legal options when ``legal``. ``keep_logs`` (one
+    worker): keep every deal's actions in ``result.logs`` (for :func:`replay_records`)."""
     if len(agents) != 4:
         raise ValueError(f"four seats are needed, got {len(agents)}")
     if deals < 1:
@@ -346,27 +355,37 @@ def run_arena(
     deal_agent = seat_agent[(np.arange(4)[None, :] - rot[:, None]) % 4]  # (D, 4)
     T = max(1, min(int(tables), D))
     n_rec = min(int(record_deals), D) if records is not None else 0
+    if keep_logs:
+        if workers > 1:
+            raise ValueError("keep_logs needs one worker")
+        n_rec = D
     desc = " vs ".join(_agent_name(a) for a in agents)
     workers = max(1, min(int(workers), -(-D // 4)))
     if workers > 1 and not all(isinstance(a, str) for a in agents):
         raise ValueError("workers > 1 needs agents given as spec strings")
     t0 = time.perf_counter()
-    if workers == 1:
-        out, end_reason, logs = _play(objs, names, seeds, deal_agent, rules, T, n_rec,
-                                      desc if progress else None)
-    else:
-        import multiprocessing as mp
+    try:
+        if workers == 1:
+            bots: dict[str, dict[str, Any]] = {}
+            out, end_reason, logs = _play(objs, names, seeds, deal_agent, rules, T, n_rec,
+                                          desc if progress else None, bots=bots)
+        else:
+            import multiprocessing as mp
 
-        step = -(-D // (4 * workers)) * 4
-        bounds = [(lo, min(D, lo + step)) for lo in range(0, D, step)]
-        jobs = [(list(agents), aseed, k, seeds[lo:hi], deal_agent[lo:hi], rules, T,
-                 n_rec if k == 0 else 0, desc if (progress and k == 0) else None)
-                for k, (lo, hi) in enumerate(bounds)]
-        with _worker_context(mp).Pool(len(jobs)) as pool:
-            parts = pool.map(_play_job, jobs)
-        out = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
-        end_reason = np.concatenate([p[1] for p in parts])
-        logs = parts[0][2]
+            close_agents(objs, agents)  # each worker starts its own programs
+            step = -(-D // (4 * workers)) * 4
+            bounds = [(lo, min(D, lo + step)) for lo in range(0, D, step)]
+            jobs = [(list(agents), aseed, k, seeds[lo:hi], deal_agent[lo:hi], rules, T,
+                     n_rec if k == 0 else 0, desc if (progress and k == 0) else None)
+                    for k, (lo, hi) in enumerate(bounds)]
+            with _worker_context(mp).Pool(len(jobs)) as pool:
+                parts = pool.map(_play_job, jobs)
+            out = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
+            end_reason = np.concatenate([p[1] for p in parts])
+            logs = parts[0][2]
+            bots = merge_bot_reports([p[3] for p in parts], [lo for lo, _ in bounds])
+    finally:
+        close_agents(objs, agents)
     seconds = time.perf_counter() - t0
     res = ArenaResult(
         names=names, seats=[_agent_name(a) for a in agents], duplicate=duplicate,
@@ -374,11 +393,51 @@ def run_arena(
         seeds=seeds, end_reason=end_reason, seconds=seconds, command=command,
         workers=workers, points=out["points"], hu=out["hu"], self_drawn=out["self_drawn"],
         deal_ins=out["deal_ins"], win_value=out["win_value"], pig=out["pig"],
-        kong=out["kong"],
+        kong=out["kong"], bots=bots,
     )
-    if n_rec:
+    if keep_logs:
+        res.logs = logs
+    if records is not None and n_rec:
+        if keep_logs:
+            logs = {d: logs[d] for d in range(min(int(record_deals), D))}
         write_records(res, logs, records, legal=legal)
     return res
+
+
+def close_agents(objs: Sequence[Any], given: Sequence[Any]) -> None:
+    """End the programs of the agents built here from specs (``exec:`` bots); agent
+    objects the caller gave are the caller's to close."""
+    for obj in objs:
+        if obj not in given and callable(getattr(obj, "close", None)):
+            obj.close()
+
+
+def merge_bot_reports(parts: Sequence[dict[str, dict]], offsets: Sequence[int]
+                      ) -> dict[str, dict]:
+    """The ``exec:`` bot reports of several workers as one (deal numbers made global)."""
+    merged: dict[str, dict] = {}
+    for rep, lo in zip(parts, offsets, strict=True):
+        for name, r in rep.items():
+            for f in r["faults"]:
+                if f.get("deal") is not None:
+                    f["deal"] += lo
+            if name not in merged:
+                merged[name] = r
+                continue
+            m = merged[name]
+            m["faults"] += r["faults"]
+            m["fault_count"] += r["fault_count"]
+            m["restarts"] += r["restarts"]
+            m["dropped"] = m["dropped"] or r["dropped"]
+            a, b = m["timing"], r["timing"]
+            n = a["decisions"] + b["decisions"]
+            if b["decisions"]:
+                a["mean_s"] = ((a["mean_s"] or 0) * a["decisions"]
+                               + b["mean_s"] * b["decisions"]) / n
+                a["max_s"] = max(a["max_s"] or 0, b["max_s"])
+            a["decisions"] = n
+            a["over_limit"] += b["over_limit"]
+    return merged
 
 
 def _worker_context(mp: Any) -> Any:
@@ -394,18 +453,26 @@ def _play_job(job: tuple) -> tuple:
     agents, aseed, salt, seeds, deal_agent, rules, T, n_rec, desc = job
     limit_blas_threads(1)
     names, objs, _ = _make_agents(agents, aseed, salt, get_rules(rules).preset)
-    return _play(objs, names, seeds, deal_agent, rules, T, n_rec, desc)
+    bots: dict[str, dict[str, Any]] = {}
+    try:
+        return (*_play(objs, names, seeds, deal_agent, rules, T, n_rec, desc, bots=bots), bots)
+    finally:
+        close_agents(objs, ())
 
 
 def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.ndarray,
-          rules: Rules, T: int, n_rec: int, desc: str | None):
-    """Play the deals ``seeds`` (agent indices ``deal_agent`` per seat) on T tables."""
+          rules: Rules, T: int, n_rec: int, desc: str | None,
+          bots: dict[str, dict[str, Any]] | None = None):
+    """Play the deals ``seeds`` (agent indices ``deal_agent`` per seat) on T tables;
+    ``bots`` (when given) receives the reports of ``exec:`` bots, by name."""
     D = seeds.size
     T = max(1, min(T, D))
     out = {k: np.zeros((D, 4), np.float64) for k in
            ("points", "hu", "self_drawn", "deal_ins", "win_value", "pig", "kong")}
     end_reason = np.zeros(D, np.int8)
     logs: dict[int, list[int]] = {d: [] for d in range(n_rec)}
+    decisions = np.zeros(D, np.int64)  # decisions made so far per deal
+    execs = [(k, o) for k, o in enumerate(objs) if callable(getattr(o, "take_faults", None))]
     st = engine.reset(seeds[:T], rules)
     slot = np.arange(T)  # deal of each slot, -1 idle
     next_deal = T
@@ -426,6 +493,13 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
             for t, a in zip(live.tolist(), actions.tolist(), strict=True):
                 if slot[t] < n_rec:
                     logs[int(slot[t])].append(a)
+        for _, obj in execs:  # faults of exec: bots: which deal and decision
+            for f in obj.take_faults():
+                t = f["table"]
+                if t is not None:
+                    f["deal"] = int(slot[t])
+                    f["decision"] = int(decisions[slot[t]])
+        decisions[slot[live]] += 1
         r, s = np.nonzero(info.win)  # the step's wins, one row per (table, winner)
         if r.size:
             d = slot[r]
@@ -457,6 +531,9 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
                 bar.update(fin.size)
     if bar is not None:
         bar.close()
+    if bots is not None:
+        for k, obj in execs:
+            bots[names[k]] = obj.report()
     return out, end_reason, logs
 
 
@@ -478,6 +555,10 @@ def replay_records(res: ArenaResult, logs: dict[int, list[int]], *, legal: bool 
             "deal": d, "unit": int(res.unit[d]), "rotation": int(res.rotation[d]),
             "agents": [res.names[i] for i in res.agent[d]],
         }
+        faults = [dict(f, bot=name) for name, r in res.bots.items() for f in r["faults"]
+                  if f.get("deal") == d]
+        if faults:
+            rec["arena"]["faults"] = faults
         recs.append(rec)
     return recs
 
@@ -571,12 +652,20 @@ def main(argv: list[str] | None = None) -> int:
                 shlex.quote(x) for x in (sys.argv[1:] if argv is None else argv)),
         )
         print(res.table())
+        for name, r in res.bots.items():
+            t = r["timing"]
+            mean = "-" if t["mean_s"] is None else f"{1000 * t['mean_s']:.2f} ms"
+            print(f"{name}: {t['decisions']} decisions, mean {mean}, {r['fault_count']} "
+                  f"faults, {r['restarts']} restarts" + (", dropped" if r["dropped"] else ""))
         if args.out:
             res.save(args.out)
             print(f"results written to {args.out}")
     except (ValueError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {str(err).splitlines()[0] if str(err) else err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

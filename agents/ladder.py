@@ -7,7 +7,8 @@ Command line::
         [--resume ladder.json] [--rules mil] [--tables 1024] [--workers 1]
 
 Agents are specs for :func:`sichuan_env.agent.make_agent` (names, ``ppo:PATH``, import
-paths ``package.module:Class`` or ``path/to/file.py:Class``, ``?key=value`` arguments).
+paths ``package.module:Class`` or ``path/to/file.py:Class``, ``exec:COMMAND`` programs of
+any language (docs/protocol.md), ``?key=value`` arguments).
 
 **Pairs.** For every pair (A, B) the arena (:func:`agents.arena.run_arena`, duplicate
 mode) plays ``deals / 2`` deals of A against three copies of B and as many of B against
@@ -468,7 +469,9 @@ def main(argv: list[str] | None = None) -> int:
         from sichuan_env.agent import make_agent
 
         for spec in agents:  # every spec is checked before the first deal
-            make_agent(spec, seed=args.seed)
+            agent = make_agent(spec, seed=args.seed)
+            if callable(getattr(agent, "close", None)):  # an exec: bot's program
+                agent.close()
         ladder = run_ladder(agents, args.deals, args.seed, args.rules, tables=args.tables,
                             workers=args.workers, done=done, out=out, command=command,
                             progress=not args.no_progress and progress_available(),
@@ -482,6 +485,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

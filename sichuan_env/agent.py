@@ -32,6 +32,9 @@ and environment that takes an agent by name goes through it::
     ppo:runs/a/model.zip                      a registered name with its argument
     mypkg.bots:MyBot                          an import path: module:attribute
     path/to/mybot.py:MyBot                    a Python file: path.py:attribute
+    exec:./mybot  exec:node bot.js            a program in any language speaking the
+                                              protocol sichuan-bot/1 (docs/protocol.md;
+                                              :mod:`sichuan_env.exec_agent`)
     any of these + ?key=value&key=value       keyword arguments for the constructor
 
 The attribute is a class or a factory function (called with the keyword arguments, and
@@ -274,6 +277,7 @@ SPEC_FORMS: list[str] = [
     "NAME?key=value&... (options, e.g. search?prior=fitted&departures=play&k=512)",
     "package.module:Class",
     "path/to/file.py:Class",
+    "exec:COMMAND (a program in any language speaking sichuan-bot/1, docs/protocol.md)",
 ]
 
 
@@ -434,6 +438,14 @@ def make_agent(spec: str, seed: int | None = None, *, validate: bool | None = No
     with :func:`validate_agent` first. Raises :class:`AgentSpecError` naming what is wrong."""
     target, spec_kwargs = parse_spec(spec)
     spec_kwargs.update(kwargs)
+    if target.lower().startswith("exec:"):  # a program speaking sichuan-bot/1
+        from sichuan_env.exec_agent import exec_agent
+
+        try:
+            return exec_agent(target, spec_kwargs, preset=preset, build=lambda fallback:
+                              make_agent(fallback, seed=seed, preset=preset))
+        except ValueError as err:
+            raise AgentSpecError(f"agent {spec!r}: {err}") from err
     obj, arg, own = _load_target(target, spec)
     if isinstance(obj, type) or (callable(obj) and _protocol_gaps(obj)):
         call_kwargs = dict(spec_kwargs)

@@ -208,6 +208,8 @@ def choose(state: State, rows: np.ndarray, agents: Sequence[Any], who: np.ndarra
                                      "an int")
             acts = np.array(acts, np.int64)
             label = f"{label} (act)"
+        elif getattr(agent, "takes_tables", False):  # e.g. exec: bots, which keep per-table
+            acts = agent.act_batch(inputs, m, tables=r)  # state: the rows are table ids
         else:
             acts = agent.act_batch(inputs, m)
         out[sel] = check_actions(acts, m, r, s, who=label, table_label=table_label)

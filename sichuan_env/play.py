@@ -5,7 +5,8 @@
 The human plays seat ``--seat`` (0 deals); the three other seats are played by
 ``--opponents`` (one spec for all three, or three comma-separated specs: ``random``,
 ``greedy``, ``rules``, ``fitted``, ``ppo``, ``best`` (shipped models), ``ppo:PATH``, an
-import path ``package.module:ClassName`` or ``path/to/file.py:ClassName``; see
+import path ``package.module:ClassName`` or ``path/to/file.py:ClassName``, or
+``exec:COMMAND``, a program in any language (docs/protocol.md); see
 :func:`sichuan_env.agent.make_agent`). Before each of your decisions the table is shown
 from your seat (:func:`sichuan_env.render.render_text`) with the legal choices; type one
 by name: ``discard 5m``, ``void 5m``, ``void s``, ``kong 5m``, ``kong``, ``pung``, ``hu``,

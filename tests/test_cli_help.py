@@ -16,6 +16,7 @@ from sichuan_env import agent as agent_module
 COMMANDS = [
     ("agents.arena", []),
     ("agents.ladder", []),
+    ("agents.tournament", []),
     ("agents.search", []),
     ("sichuan_env.play", []),
     ("sichuan_env.play", ["--web"]),

@@ -21,7 +21,8 @@ SCRIPTS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scrip
 def test_the_commands_are_all_there():
     assert set(SCRIPTS) == {"sichuan-arena", "sichuan-ladder", "sichuan-play",
                             "sichuan-viewer", "sichuan-review", "sichuan-records",
-                            "sichuan-selfplay", "sichuan-train"}
+                            "sichuan-selfplay", "sichuan-train", "sichuan-tournament",
+                            "sichuan-bot-server"}
 
 
 def test_top_level_modules_are_packaged():

@@ -130,7 +130,11 @@ class GameBots:
         return spec.isolated and self.worker is not None
 
     def close(self) -> None:
-        """The game is over for good: its agents in the worker are dropped."""
+        """The game is over for good: its agents in the worker are dropped, and the
+        programs of its ``exec:`` bots ended."""
+        for agent in self.agents:
+            if callable(getattr(agent, "close", None)):
+                agent.close()
         if self.worker is not None and self._workers is not None:
             self.worker.send("drop", self.label)
             self._workers.release(self.worker)

@@ -1,0 +1,214 @@
+"""A bot program run as a child process: JSON lines in and out, its stderr kept.
+
+:class:`BotProcess` starts a command in its own process group (so a Ctrl-C typed at the
+terminal reaches the arena, which then ends the bot, and not the bot first), writes to
+its stdin without ever blocking (a bot that stops reading cannot hang the caller), reads
+whole lines from its stdout up to a deadline, and keeps its stderr in a background
+thread: the last lines in memory, and at most ``log_bytes`` in the optional log file.
+
+Every process started here is registered and ended by :func:`close_all` (called at
+interpreter exit, and by the commands when they stop, also after Ctrl-C);
+:meth:`BotProcess.close` ends one: a ``bye`` line, end of input, a short wait, then
+SIGKILL to its whole process group (a shell or ``node`` wrapper and its children too).
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import contextlib
+import fcntl
+import os
+import selectors
+import shlex
+import signal
+import subprocess
+import threading
+import time
+import weakref
+from pathlib import Path
+
+__all__ = ["BotProcess", "BotGoneError", "BotStartError", "close_all", "live_processes"]
+
+_LIVE: weakref.WeakSet[BotProcess] = weakref.WeakSet()
+
+
+class BotStartError(ValueError):
+    """A bot program that cannot be started (one line naming the program and the error)."""
+
+
+class BotGoneError(RuntimeError):
+    """The bot's stdout closed (it exited or crashed); ``str()`` says how."""
+
+
+class BotProcess:
+    """One running bot program (see the module docstring)."""
+
+    def __init__(self, command: str, *, cwd: str | Path | None = None,
+                 stderr_lines: int = 20, log: str | Path | None = None,
+                 log_bytes: int = 1_000_000) -> None:
+        try:
+            self.argv = shlex.split(command)
+        except ValueError as err:
+            raise BotStartError(f"cannot parse the command {command!r}: {err}") from None
+        if not self.argv:
+            raise BotStartError("an empty command")
+        self.command = command
+        try:
+            self.proc = subprocess.Popen(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, cwd=cwd, start_new_session=True, bufsize=0)
+        except OSError as err:
+            raise BotStartError(f"cannot start {command!r}: {err.strerror or err}") from None
+        _LIVE.add(self)
+        self.pid = self.proc.pid
+        for f in (self.proc.stdin, self.proc.stdout):  # room for 64 requests: fewer calls
+            with contextlib.suppress(OSError, AttributeError):
+                fcntl.fcntl(f.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+        os.set_blocking(self.proc.stdin.fileno(), False)
+        self._out = bytearray()  # written to stdin, not yet taken by the bot
+        self._in = bytearray()  # read from stdout, not yet a whole line
+        self._sel = selectors.DefaultSelector()
+        self._sel.register(self.proc.stdout, selectors.EVENT_READ)
+        self._stdin_registered = False
+        self._stderr = collections.deque(maxlen=max(1, stderr_lines))
+        self._log_path = None if log is None else Path(log)
+        self._log_left = int(log_bytes)
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._drain_stderr, daemon=True,
+                                        name=f"bot-stderr-{self.pid}")
+        self._reader.start()
+        self.closed = False
+
+    # ------------------------------------------------------------------ stderr
+
+    def _drain_stderr(self) -> None:
+        log = None
+        if self._log_path is not None:
+            try:
+                log = open(self._log_path, "ab")  # noqa: SIM115 - closed below
+            except OSError:
+                log = None
+        try:
+            for raw in iter(self.proc.stderr.readline, b""):
+                with self._lock:
+                    self._stderr.append(raw.decode(errors="replace").rstrip("\n")[:500])
+                if log is not None and self._log_left > 0:
+                    log.write(raw[: self._log_left])
+                    self._log_left -= len(raw)
+                    if self._log_left <= 0:
+                        log.write(b"\n[log cut: size limit reached]\n")
+                    log.flush()
+        except (OSError, ValueError):
+            pass
+        finally:
+            if log is not None:
+                log.close()
+
+    def stderr_tail(self) -> list[str]:
+        """The bot's last stderr lines (at most ``stderr_lines``)."""
+        with self._lock:
+            return list(self._stderr)
+
+    # ------------------------------------------------------------------ lines
+
+    def send(self, text: str) -> None:
+        """Queue ``text`` (whole lines) for the bot's stdin; written by :meth:`lines`."""
+        self._out += text.encode()
+        self._flush()
+
+    def _flush(self) -> None:
+        if not self._out:
+            return
+        try:
+            n = os.write(self.proc.stdin.fileno(), self._out)
+        except BlockingIOError:
+            n = 0
+        except (BrokenPipeError, OSError):
+            self._out.clear()  # the bot is gone; reading will say so
+            return
+        del self._out[:n]
+        want = bool(self._out)
+        if want != self._stdin_registered:
+            if want:
+                self._sel.register(self.proc.stdin, selectors.EVENT_WRITE)
+            else:
+                self._sel.unregister(self.proc.stdin)
+            self._stdin_registered = want
+
+    def lines(self, deadline: float) -> list[bytes]:
+        """Whole lines the bot wrote (without newlines), at least one, waiting until the
+        ``time.monotonic()`` ``deadline``; [] when it passed. Raises :class:`BotGoneError`
+        when the bot's stdout is closed."""
+        while True:
+            if b"\n" in self._in:
+                *done, rest = bytes(self._in).split(b"\n")
+                self._in = bytearray(rest)
+                return done
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return []
+            for _key, mask in self._sel.select(left):
+                if mask & selectors.EVENT_WRITE:
+                    self._flush()
+                elif mask & selectors.EVENT_READ:
+                    chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+                    if not chunk:
+                        raise BotGoneError(self._exit_text())
+                    self._in += chunk
+
+    def _exit_text(self) -> str:
+        try:
+            code = self.proc.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            return "it closed its stdout"
+        if code < 0:
+            try:
+                return f"it was killed by signal {signal.Signals(-code).name}"
+            except ValueError:
+                return f"it was killed by signal {-code}"
+        return f"it exited with status {code}"
+
+    # ------------------------------------------------------------------ end
+
+    def close(self, grace: float = 0.5) -> None:
+        """End the bot: ``bye``, end of input, ``grace`` seconds, then SIGKILL to its
+        process group. Safe to call twice."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self.proc.poll() is None:
+                with contextlib.suppress(OSError):
+                    os.write(self.proc.stdin.fileno(), b'{"type":"bye"}\n')
+                with contextlib.suppress(OSError):
+                    self.proc.stdin.close()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(timeout=grace)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)  # its children too
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=5)
+        finally:
+            for f in (self.proc.stdin, self.proc.stdout):
+                with contextlib.suppress(OSError):
+                    f.close()
+            self._sel.close()
+            self._reader.join(timeout=1)
+            with contextlib.suppress(OSError):
+                self.proc.stderr.close()
+            _LIVE.discard(self)
+
+
+def live_processes() -> list[BotProcess]:
+    """The bot processes started here and not yet closed."""
+    return list(_LIVE)
+
+
+def close_all() -> None:
+    """End every bot process started in this interpreter."""
+    for p in list(_LIVE):
+        p.close(grace=0.2)
+
+
+atexit.register(close_all)

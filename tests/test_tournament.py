@@ -1,0 +1,117 @@
+"""The tournament (agents.tournament): seat orders, duplicate walls, ratings, the three
+leaderboard files with working replay links, resume, workers, one-line errors."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.tournament import lineups, main, run_tournament
+from sichuan_env.bot_process import live_processes
+
+ROOT = Path(__file__).resolve().parent.parent
+OK_BOT = f"exec:{sys.executable} {ROOT / 'tests/support/fault_bot.py'} ok"
+
+
+def _follows(seq):
+    return {(seq[i], seq[(i + 1) % 4]) for i in range(4)}
+
+
+def test_lineups_are_every_cyclic_order_once():
+    four = lineups(4)
+    assert len(four) == 6 and len({frozenset(_follows(x)) for x in four}) == 6
+    five = lineups(5)
+    assert len(five) == 30 and all(len(set(x)) == 4 for x in five)
+    # who sits after whom: every ordered pair equally often
+    pairs = [p for x in five for p in _follows(x)]
+    counts = {p: pairs.count(p) for p in itertools.permutations(range(5), 2)}
+    assert len(set(counts.values())) == 1
+    # up to rotation: no lineup is a rotation of another
+    for small in (lineups(2), lineups(3)):
+        canon = [min(x[i:] + x[:i] for i in range(4)) for x in small]
+        assert len(set(canon)) == len(canon)
+    assert sorted(lineups(2)) == [(0, 0, 0, 1), (0, 0, 1, 1), (0, 1, 0, 1), (0, 1, 1, 1)]
+    assert all(set(x) == {0, 1, 2} for x in lineups(3))
+    with pytest.raises(ValueError, match="at least two"):
+        lineups(1)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tour")
+    specs = ["greedy", "random", OK_BOT]
+    board = run_tournament(specs, walls=2, seed=3, out=out, tables=32)
+    return specs, out, board
+
+
+def test_leaderboard_files(small):
+    specs, out, board = small
+    assert not live_processes()
+    rows = board["standings"]
+    assert sorted(r["agent"] for r in rows) == sorted(specs)
+    assert [r["rank"] for r in rows] == [1, 2, 3]
+    assert rows == sorted(rows, key=lambda r: -r["ordinal"])
+    n_lineups = len(lineups(3))
+    assert board["deals"] == n_lineups * 2 * 4
+    for r in rows:
+        assert r["walls"] == 2 and r["ci_low"] <= r["mean"] <= r["ci_high"]
+        assert r["sigma"] < 25 / 3  # the rating learned something
+    bot = next(r for r in rows if r["agent"] == OK_BOT)
+    assert bot["exec"]["faults"] == 0 and bot["exec"]["decisions"] > 100
+    # the greedy bot beats the random one on the same walls
+    by = {r["agent"]: r for r in rows}
+    assert by["greedy"]["mean"] > by["random"]["mean"]
+    data = json.loads((out / "leaderboard.json").read_text())
+    assert data["standings"][0]["agent"] == rows[0]["agent"]
+    md = (out / "leaderboard.md").read_text()
+    assert all(f"`{s}`" in md for s in specs)
+    page = (out / "leaderboard.html").read_text()
+    links = re.findall(r'href="([^"]+)"', page)
+    assert len(links) == 2 * len(specs)
+    for link in links:
+        assert (out / link).is_file() and "<svg" in (out / link).read_text()[:3_000_000]
+    deals = [json.loads(x) for x in (out / "deals.jsonl").read_text().splitlines()]
+    for r in rows:  # the best deal's record gives the bot the points the board says
+        rec = deals[r["best"]["record"]]
+        seats = [s for s, a in enumerate(rec["arena"]["agents"]) if a == r["agent"]]
+        assert sum(rec["scores"][s] for s in seats) / len(seats) == r["best"]["points"]
+        assert r["best"]["points"] >= r["worst"]["points"]
+
+
+def test_resume_plays_only_the_missing_lineups(small, capsys):
+    specs, out, board = small
+    (out / "lineups" / "0001.json").unlink()
+    again = run_tournament(specs, walls=2, seed=3, out=out, tables=32, log=sys.stderr)
+    assert "1 to play" in capsys.readouterr().err
+    def untimed(rows):  # a program's time per decision differs from run to run
+        return [{k: v for k, v in r.items() if k != "exec"} for r in rows]
+
+    assert untimed(again["standings"]) == untimed(board["standings"])
+    with pytest.raises(ValueError, match="other settings .*walls"):
+        run_tournament(specs, walls=3, seed=3, out=out, tables=32)
+
+
+def test_workers_give_the_same_lineups(small, tmp_path):
+    specs, out, board = small
+    two = run_tournament(specs, walls=2, seed=3, out=tmp_path, tables=32, workers=2)
+    for i in range(len(lineups(3))):
+        a = json.loads((out / "lineups" / f"{i:04d}.json").read_text())
+        b = json.loads((tmp_path / "lineups" / f"{i:04d}.json").read_text())
+        if "random" not in a["lineup"]:
+            assert a["points"] == b["points"]
+    assert [r["agent"] for r in two["standings"]]  # complete
+    assert not live_processes()
+
+
+def test_cli_errors_are_one_line(capsys, tmp_path):
+    code = main(["--agents", "rules", "--walls", "1", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "at least two" in err[0]
+    code = main(["--agents", "rules,exec:./nope", "--walls", "1", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "cannot start './nope'" in err[0]
