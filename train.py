@@ -297,7 +297,7 @@ def make_opponents(spec: str, seed: int, model: Any = None) -> list[Any]:
     """The three opponents of ``--opponents`` (one name or three; ``self``: one frozen copy
     of ``model`` for all its seats), built by :func:`sichuan_env.agent.seat_agents`: equal
     names are one agent, seeded by :func:`sichuan_env.seeding.agent_seed` of ``seed``."""
-    from agents.ppo import SnapshotAgent
+    from agents.models.ppo import SnapshotAgent
     from sichuan_env.agent import seat_agents
 
     names = [s.strip() for s in spec.split(",") if s.strip()]
@@ -347,7 +347,7 @@ def evaluate(model: Any, rules: str, walls: int, seed: int, opponents=("random",
     walls each played four times with the seats rotated. ``model`` is an SB3 model or an
     agent (an object with ``act_batch``)."""
     from agents.arena import run_arena
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
 
     agent = model if hasattr(model, "act_batch") else PPOAgent(model, deterministic=True)
     agent.name = "ppo"
@@ -398,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
 
-    from agents.ppo import SnapshotAgent
+    from agents.models.ppo import SnapshotAgent
     from agents.training.features import AnalysisVecEnv
     from agents.training.ppo_policy import (
         load_model,
@@ -542,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def compare_line(results: dict[str, Any], rules: str) -> str:
     """This run's result next to the shipped agents' ladder rows for the preset."""
-    from agents.ppo import shipped_rows
+    from agents.models.ppo import shipped_rows
 
     mine = ", ".join(f"{r['diff_vs_bot']:+.3f} vs {name}" for name, r in results.items())
     shipped = "; ".join(shipped_rows(rules)) or "none for this preset"

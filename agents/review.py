@@ -11,13 +11,14 @@ every decision of the seat with more than one legal action the review
 
 1. takes the seat's :class:`~sichuan_env.view.SeatView` at that moment -- nothing else of
    the table: never the record's hands or wall;
-2. lists candidates the way the search agent does (:func:`agents.candidates.search_candidates`:
+2. lists candidates the way the search agent does
+   (:func:`agents.search.candidates.search_candidates`:
    the prior's choice, the ``rules`` bot's, its next-best discards, kongs, every claim
    answer; at most ``top``), plus the action played and the reviewer's choice when they
    are not among them; a legal Hu is always a candidate;
 3. samples ``k`` deals of the hidden tiles from the view and plays every candidate out on
    every sample (the search agent's own sampler and compiled rollout,
-   :meth:`agents.search.SearchAgent.sample`, :func:`agents.search_rollout.play_out`): each
+   :meth:`agents.search.agent.SearchAgent.sample`, :func:`agents.search.rollout.play_out`): each
    candidate's estimated points for the seat at the end of the deal are the mean over the
    samples, with its standard error;
 4. reports the action played, the reviewer's choice (``--agent``: a search agent chooses
@@ -56,8 +57,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from agents.search import SearchAgent
-from agents.search_rollout import play_out
+from agents.search.agent import SearchAgent
+from agents.search.rollout import play_out
 from sichuan_env import engine
 from sichuan_env.actions import ACTION_STRINGS, HU
 from sichuan_env.agent import AgentSpecError, agent_input, make_agent, parse_spec
@@ -138,7 +139,7 @@ class Reviewer:
     """Estimates every candidate of a decision by play-outs from the deciding seat's view.
 
     ``agent``: the reviewer (a spec for :func:`sichuan_env.agent.make_agent`, or an agent);
-    a :class:`~agents.search.SearchAgent` is also the estimator (its ``k``, ``top``,
+    a :class:`~agents.search.agent.SearchAgent` is also the estimator (its ``k``, ``top``,
     ``rollout`` and ``hands``), any other agent is asked for its choice and a default
     search agent estimates. ``k`` overrides the estimator's samples per decision; ``seed``
     seeds each decision's generator with ``(seed, event)``; ``rules`` are the deal's;

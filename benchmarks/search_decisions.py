@@ -53,9 +53,9 @@ sys.path.insert(0, str(HERE))
 
 import search_oracle as real_state  # noqa: E402  (the seat-view hook that sees the table)
 
-from agents.search import SearchAgent, pick_column  # noqa: E402
-from agents.search_rollout import play_out  # noqa: E402
-from agents.search_sampler import HAND_SAMPLING, sample_states  # noqa: E402
+from agents.search.agent import SearchAgent, pick_column  # noqa: E402
+from agents.search.rollout import play_out  # noqa: E402
+from agents.search.sampler import HAND_SAMPLING, sample_states  # noqa: E402
 from sichuan_env.rules import Rules, get_rules  # noqa: E402
 from sichuan_env.state import CLAIM, ROB, TURN, VOID, State  # noqa: E402
 from sichuan_env.view import SeatView  # noqa: E402
@@ -104,7 +104,7 @@ def collect(a: argparse.Namespace, rules: Rules, hands: list[str]) -> dict[str, 
           f"deals ({cpu:.0f} CPU s)", flush=True)
     model = None
     if any(h in ("model", "shaped", "safe") for h in hands):
-        from agents.hand_model import shipped_hand_model
+        from agents.search.hand_model import shipped_hand_model
 
         model = shipped_hand_model()
     rng = np.random.default_rng(a.seed + 2)

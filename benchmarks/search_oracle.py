@@ -35,10 +35,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import agents.search as search_mod  # noqa: E402
+import agents.search.agent as search_mod  # noqa: E402
 import sichuan_env.driver as driver  # noqa: E402
-from agents.rules_bot import RulesAgent  # noqa: E402
-from agents.search_sampler import _take, make_ready  # noqa: E402
+from agents.bots.rules_bot import RulesAgent  # noqa: E402
+from agents.search.sampler import _take, make_ready  # noqa: E402
 from sichuan_env import engine  # noqa: E402
 from sichuan_env import engine_kernels as ek  # noqa: E402
 from sichuan_env.rules import Rules, get_rules  # noqa: E402

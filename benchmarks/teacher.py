@@ -4,7 +4,7 @@
 
 Runs ``agents.training.rollout_teacher.generate`` on the same ``--deals`` deals (seed 7)
 with the Python rules bot playing the deals and the play-outs, and with ``compiled=True``
-(its compiled copy, ``agents.search_rollout``), after a small warm-up of each that
+(its compiled copy, ``agents.search.rollout``), after a small warm-up of each that
 compiles; checks that both give the same samples and prints samples per CPU-second of
 each repeat and their ratio. Default sampling (``sample_prob`` 0.06, ``claim_prob`` 0.5).
 """

@@ -109,14 +109,14 @@ ENTRY_POINT_GROUP = "sichuan_env.agents"
 #: point has the name. The same table is registered as entry points in pyproject.toml.
 BUILTIN_AGENTS: dict[str, str] = {
     "random": "sichuan_env.agent:RandomAgent",
-    "greedy": "agents.greedy:GreedyAgent",
-    "rules": "agents.rules_bot:RulesAgent",
-    "ppo": "agents.ppo:PPOAgent",
-    "fitted": "agents.ppo:fitted_agent",
-    "boosted": "agents.boosted:BoostedAgent",
-    "best": "agents.best:best_agent",
-    "rllib": "agents.rllib_agent:RLlibAgent",
-    "search": "agents.search:SearchAgent",
+    "greedy": "agents.bots.greedy:GreedyAgent",
+    "rules": "agents.bots.rules_bot:RulesAgent",
+    "ppo": "agents.models.ppo:PPOAgent",
+    "fitted": "agents.models.ppo:fitted_agent",
+    "boosted": "agents.models.boosted:BoostedAgent",
+    "best": "agents.models.best:best_agent",
+    "rllib": "agents.models.rllib_agent:RLlibAgent",
+    "search": "agents.search.agent:SearchAgent",
 }
 #: Registered names that need an argument, with how it is shown in messages.
 _ARGUMENT_HINTS = {"rllib": "PATH"}

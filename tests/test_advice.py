@@ -101,7 +101,7 @@ def advised_model():
 
 
 def test_advised_agent_builds_the_training_input_from_a_seat_view(advised_model):
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
 
     agent = PPOAgent(advised_model)
     assert agent.needs == "view" and agent.rules.preset == "mil"
@@ -120,7 +120,7 @@ def test_advised_agent_builds_the_training_input_from_a_seat_view(advised_model)
 
 
 def test_advised_agent_plays_legal_games_and_refuses_planes(advised_model):
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
     from sichuan_env.agent import validate_agent
 
     agent = PPOAgent(advised_model)

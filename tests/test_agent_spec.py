@@ -28,8 +28,8 @@ MYBOT = f"{DATA / 'mybot.py'}:MyBot"
 
 
 def test_builtin_names_and_seed():
-    from agents.greedy import GreedyAgent
-    from agents.rules_bot import RulesAgent
+    from agents.bots.greedy import GreedyAgent
+    from agents.bots.rules_bot import RulesAgent
 
     assert isinstance(make_agent("greedy"), GreedyAgent)
     assert isinstance(make_agent("RULES"), RulesAgent)
@@ -106,7 +106,7 @@ def test_agent_object_and_factory():
     (f"{DATA / 'broken.py'}:Bot", ["importing", "broken.py failed", "ZeroDivisionError"]),
     ("greedy?bogus=1", ["GreedyAgent(bogus=1) failed", "unexpected keyword"]),
     ("mybot", ["unknown agent 'mybot'"]),
-    ("agents.greedy:", ["no attribute after ':'"]),
+    ("agents.bots.greedy:", ["no attribute after ':'"]),
 ])
 def test_bad_specs_give_one_clear_line(spec, words):
     with pytest.raises(AgentSpecError) as info:

@@ -8,17 +8,17 @@ import json
 import numpy as np
 import pytest
 
-from agents.boosted import TOP, BoostedAgent, shipped_trees
-from agents.candidate_features import (
+from agents.bots.rules_bot import RulesAgent
+from agents.models.boosted import TOP, BoostedAgent, shipped_trees
+from agents.models.candidate_features import (
     DECISION_FEATURES,
     FEATURE_NAMES,
     KIND_FEATURES,
     N_FEATURES,
     candidate_features,
 )
-from agents.candidates import search_candidates
-from agents.ppo import PPOAgent
-from agents.rules_bot import RulesAgent
+from agents.models.ppo import PPOAgent
+from agents.search.candidates import search_candidates
 from agents.training.boost import main as boost_main
 from agents.training.rollout_teacher import write_shard
 from agents.training.search_teacher import generate

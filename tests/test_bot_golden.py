@@ -3,7 +3,7 @@
 * ``tests/data/bot_actions.json`` holds digests of the actions of greedy, rules and the
   kept RulesAgent options over seeded play under both presets (``tests/support/bot_golden.py``),
   recorded when the bots still decoded observation planes; the bots must reproduce them.
-* :class:`agents.greedy.Seen` (derived from the seat view) equals, array by array, what
+* :class:`agents.bots.greedy.Seen` (derived from the seat view) equals, array by array, what
   the former decoder of observation planes (``tests/support/reference_bot_view.py``) gave.
 """
 
@@ -14,8 +14,8 @@ import json
 import numpy as np
 import pytest
 
-from agents.greedy import GreedyAgent, Seen
-from agents.rules_bot import RulesAgent
+from agents.bots.greedy import GreedyAgent, Seen
+from agents.bots.rules_bot import RulesAgent
 from sichuan_env import engine
 from sichuan_env.agent import RandomAgent, agent_input, agent_needs, input_row
 from sichuan_env.observation import encode

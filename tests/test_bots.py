@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.greedy import GreedyAgent
-from agents.rules_bot import RulesAgent
+from agents.bots.greedy import GreedyAgent
+from agents.bots.rules_bot import RulesAgent
 from sichuan_env import engine
 from sichuan_env.actions import HU, PASS, PUNG, action_from_str, action_to_str
 from sichuan_env.agent import agent_input, make_agent, validate_agent

@@ -17,7 +17,7 @@ COMMANDS = [
     ("agents.arena", []),
     ("agents.ladder", []),
     ("agents.tournament", []),
-    ("agents.search", []),
+    ("agents.search.agent", []),
     ("sichuan_env.play", []),
     ("sichuan_env.play", ["--web"]),
     ("train", []),
@@ -47,6 +47,7 @@ def test_help_lists_every_registered_agent_and_spec_form(module: str, before: li
 
 
 def test_a_newly_registered_name_appears_in_every_help(monkeypatch) -> None:
-    monkeypatch.setitem(agent_module.BUILTIN_AGENTS, "zzz_new_bot", "agents.greedy:GreedyAgent")
+    monkeypatch.setitem(agent_module.BUILTIN_AGENTS, "zzz_new_bot",
+                        "agents.bots.greedy:GreedyAgent")
     for module, before in COMMANDS:
         assert "zzz_new_bot" in _help(module, before), module

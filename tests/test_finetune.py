@@ -24,7 +24,7 @@ def test_bad_arguments_exit_2_with_one_line(argv, word, capsys):
 
 
 def test_sharpening_keeps_every_choice():
-    from agents.ppo import MODELS
+    from agents.models.ppo import MODELS
     from agents.training.distill import actor_logits
     from agents.training.ppo_policy import load_model
 
@@ -40,7 +40,7 @@ def test_sharpening_keeps_every_choice():
 
 @pytest.mark.slow
 def test_tiny_run_writes_the_curve_and_a_model_with_its_layout(tmp_path):
-    from agents.ppo import MODELS, PPOAgent
+    from agents.models.ppo import MODELS, PPOAgent
     from agents.training.finetune import main
 
     out = tmp_path / "ft"

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from agents.hand_model import (  # noqa: E402
+from agents.search.hand_model import (  # noqa: E402
     N_FEATURES,
     SHIPPED,
     HandNet,
@@ -145,7 +145,7 @@ def test_shipped_hand_model_places_hidden_tiles_better_than_an_even_draw():
 
 
 def test_command_line_bad_input_is_one_line():
-    proc = subprocess.run([sys.executable, "-m", "agents.hand_model", "--deals", "0"],
+    proc = subprocess.run([sys.executable, "-m", "agents.search.hand_model", "--deals", "0"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "--deals" in proc.stderr
@@ -153,7 +153,7 @@ def test_command_line_bad_input_is_one_line():
 
 
 def test_search_with_model_hands_plays_legally():
-    from agents.search import SearchAgent
+    from agents.search.agent import SearchAgent
     from sichuan_env.agent import validate_agent
 
     agent = SearchAgent(seed=2, k=8, hands="model")
@@ -165,9 +165,9 @@ def test_search_with_model_hands_plays_legally():
 def test_make_ready_swaps_wall_tiles_in_until_the_hand_waits():
     """``make_ready`` (``hands=shaped``) keeps every tile count, never takes the seat's
     void suit, and leaves a ready hand when it says so."""
-    from agents.greedy import shanten
-    from agents.rules_bot import RulesAgent
-    from agents.search_sampler import make_ready, sample_states
+    from agents.bots.greedy import shanten
+    from agents.bots.rules_bot import RulesAgent
+    from agents.search.sampler import make_ready, sample_states
 
     rules = get_rules("mil").replace(deals_per_match=1)
     st = engine.reset([11], rules)
@@ -201,8 +201,8 @@ def test_make_ready_with_dead_kinds_never_waits_on_them():
     """``hands=safe``: a hand made ready with ``dead`` kinds waits on none of them, tile
     counts are kept; ``dead_kinds`` holds the seat's own river and the last discards of
     the seats that played after it, before the viewing seat."""
-    from agents.rules_bot import RulesAgent
-    from agents.search_sampler import Known, dead_kinds, make_ready, sample_states
+    from agents.bots.rules_bot import RulesAgent
+    from agents.search.sampler import Known, dead_kinds, make_ready, sample_states
     from sichuan_env.hands import batch_wait_mask
 
     rules = get_rules("mil").replace(deals_per_match=1)

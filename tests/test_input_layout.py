@@ -32,7 +32,7 @@ def test_a_wrong_layout_is_a_one_line_error():
 def test_a_saved_layout_travels_with_the_model_and_wins_over_inference(tmp_path):
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
     from agents.training.features import AnalysisVecEnv
     from agents.training.ppo_policy import load_model, policy_kwargs
     from sichuan_env.vector import SichuanVecEnv
@@ -57,7 +57,7 @@ def test_a_snapshot_reads_the_layout_and_adds_the_analysis_planes_itself():
     import numpy as np
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import SnapshotAgent
+    from agents.models.ppo import SnapshotAgent
     from agents.training.features import AnalysisVecEnv
     from agents.training.ppo_policy import policy_kwargs
     from sichuan_env import engine
@@ -84,7 +84,7 @@ def test_rllib_policy_file_carries_its_layout(tmp_path):
     import numpy as np
     import torch
 
-    from agents.rllib_agent import RLlibAgent, load_policy, save_policy
+    from agents.models.rllib_agent import RLlibAgent, load_policy, save_policy
     from agents.training.features import augment
     from agents.training.rllib_net import TilePlanesNet
     from sichuan_env import engine

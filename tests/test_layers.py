@@ -45,11 +45,11 @@ def test_sichuan_env_never_imports_agents():
 
 def test_the_import_check_sees_imports(tmp_path):
     f = tmp_path / "m.py"
-    f.write_text("import agents.greedy\nfrom agents import base\n"
+    f.write_text("import agents.bots.greedy\nfrom agents import base\n"
                  "def g():\n    from agents.registry import make_agent\n"
-                 "import importlib\nimportlib.import_module('agents.ppo')\n")
+                 "import importlib\nimportlib.import_module('agents.models.ppo')\n")
     mods = [m for _, m in _imported_modules(f)]
-    assert {"agents.greedy", "agents", "agents.registry", "agents.ppo"} <= set(mods)
+    assert {"agents.bots.greedy", "agents", "agents.registry", "agents.models.ppo"} <= set(mods)
 
 
 BLOCKED = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "agents")
@@ -131,17 +131,18 @@ LAYERS: list[tuple[str, set[str]]] = [
                             "exec_agent"}),
     ("envs", {"__init__", "aec", "gym_env", "vector", "rllib", "rllib_bulk", "selfplay",
               "play", "web", "bot_server"}),
-    ("bots", {"agents", "agents.greedy", "agents.rules_bot", "agents.candidates"}),
+    ("bots", {"agents", "agents.bots", "agents.models", "agents.search",
+              "agents.bots.greedy", "agents.bots.rules_bot", "agents.search.candidates"}),
     ("networks/planes", {"agents.training", "agents.training.features",
                          "agents.training.advice", "agents.training.oracle_critic",
                          "agents.training.ppo_policy", "agents.training.rllib_net",
                          "agents.training.rllib_module", "agents.training.layout",
                          "agents.training.kl_ppo", "agents.training.hardware",
-                         "agents.candidate_features"}),
-    ("model agents", {"agents.ppo", "agents.rllib_agent", "agents.search_sampler",
-                      "agents.search_rollout", "agents.hand_model", "agents.boosted",
-                      "agents.best"}),
-    ("arena/ladder", {"agents.arena", "agents.ladder", "agents.search", "agents.review",
+                         "agents.models.candidate_features"}),
+    ("model agents", {"agents.models.ppo", "agents.models.rllib_agent", "agents.search.sampler",
+                      "agents.search.rollout", "agents.search.hand_model", "agents.models.boosted",
+                      "agents.models.best"}),
+    ("arena/ladder", {"agents.arena", "agents.ladder", "agents.search.agent", "agents.review",
                       "agents.tournament"}),
     ("training pipelines", {"agents.training.imitation", "agents.training.rollout_teacher",
                             "agents.training.distill", "agents.training.export_model",
@@ -284,7 +285,8 @@ def test_readme_architecture_lists_the_layers():
     section = text.split("## Architecture", 1)[1].split("\n## ", 1)[0]
     for name, members in LAYERS:
         assert f"| {name} |" in section, name
-        for m in members - {"__init__", "agents", "agents.training", "train"}:
+        packages = {"agents", "agents.bots", "agents.models", "agents.search", "agents.training"}
+        for m in members - packages - {"__init__", "train"}:
             last = m.rpartition(".")[2]
             assert f"`{m}`" in section or (m.startswith("agents.") and f"`{last}`" in section
                                             ), f"README Architecture does not place `{m}`"
@@ -294,7 +296,7 @@ def test_the_agents_layers_catch_an_upward_import(tmp_path):
     f = tmp_path / "m.py"
     f.write_text("from agents.training.imitation import imitate\n"
                  "from agents.training.features import augment\nimport agents.arena\n")
-    bad = _layer_violations(f, _layer_of("agents.ppo"))
+    bad = _layer_violations(f, _layer_of("agents.models.ppo"))
     assert bad == ["m.py:1: model agents imports agents.training.imitation "
                    "(training pipelines)",
                    "m.py:1: model agents imports agents.training.imitation.imitate "

@@ -73,7 +73,7 @@ def test_actor_ignores_the_hidden_planes_and_the_critic_reads_them(oracle_model)
 
 
 def test_saved_oracle_model_loads_and_acts_from_the_seat_view(oracle_model, tmp_path):
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
     from sichuan_env.agent import validate_agent
 
     model, env = oracle_model

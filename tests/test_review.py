@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import agents.review as review_mod
+from agents.bots.rules_bot import RulesAgent
 from agents.review import Reviewer, decision_points, main, review_record
-from agents.rules_bot import RulesAgent
-from agents.search import SearchAgent
+from agents.search.agent import SearchAgent
 from sichuan_env.actions import ACTION_STRINGS, action_to_str
 from sichuan_env.game import Game
 from sichuan_env.records import read_jsonl, replay_steps, validate_record, write_jsonl

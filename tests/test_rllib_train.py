@@ -140,7 +140,7 @@ def test_rllib_appo_writes_a_checkpoint_and_a_policy_the_arena_plays(tmp_path):
     """--algo appo: the asynchronous algorithm on the same masked module, end to end (with
     the bulk sampler, the default against bots)."""
     from agents.arena import run_arena
-    from agents.rllib_agent import load_net
+    from agents.models.rllib_agent import load_net
 
     stdout = _train(tmp_path, "--algo", "appo", "--env-runners", "1", "--total-steps", "4096",
                     "--eval-every", "0", "--checkpoint-every", "0")

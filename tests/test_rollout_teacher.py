@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.greedy import Seen
-from agents.ppo import MODELS
-from agents.rules_bot import RulesAgent
+from agents.bots.greedy import Seen
+from agents.bots.rules_bot import RulesAgent
+from agents.models.ppo import MODELS
 from agents.training.advice import advice_planes
 from agents.training.distill import held_out_gain
 from agents.training.distill import main as distill_main
@@ -150,7 +150,7 @@ def test_compiled_play_outs_give_the_python_bots_samples(preset):
 
 
 def test_compiled_play_outs_take_no_other_player():
-    from agents.greedy import GreedyAgent
+    from agents.bots.greedy import GreedyAgent
     with pytest.raises(ValueError, match="give no player"):
         generate(deals=1, seed=1, compiled=True, player=GreedyAgent())
 
@@ -158,7 +158,7 @@ def test_compiled_play_outs_take_no_other_player():
 def test_another_player_plays_the_deals_and_the_advice_stays_the_bots():
     """With ``player``, column 0 is the player's choice (here greedy's) and the advice
     planes hold the rules bot's choice for the same decision."""
-    from agents.greedy import GreedyAgent
+    from agents.bots.greedy import GreedyAgent
     data = generate(deals=4, seed=5, sample_prob=0.5, claim_prob=1.0, void_prob=1.0,
                     tables=4, batch=64, player=GreedyAgent())
     cand, adv = data["candidates"], data["advice"]

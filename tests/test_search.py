@@ -14,10 +14,10 @@ import pytest
 
 from agents import search_rollout as sr
 from agents.arena import main as arena_main
-from agents.greedy import GreedyAgent
-from agents.rules_bot import RulesAgent
-from agents.search import SearchAgent
-from agents.search_sampler import (
+from agents.bots.greedy import GreedyAgent
+from agents.bots.rules_bot import RulesAgent
+from agents.search.agent import SearchAgent
+from agents.search.sampler import (
     DISCARD_WEIGHTS,
     EXPLAINED_MISS,
     HAND_SAMPLING,
@@ -541,7 +541,7 @@ def test_candidates_start_with_the_prior(mil_positions):
 def test_fitted_prior_top1_plays_the_fitted_network(mil_positions):
     """With ``prior=fitted`` and one candidate the agent is the shipped ``fitted`` agent,
     Hu-or-pass decisions included (the fitted network decides those itself)."""
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
 
     agent = SearchAgent(seed=0, k=4, top=1, prior="fitted")
     fitted = PPOAgent(kind="fitted", rules="mil")
@@ -729,14 +729,14 @@ def test_arena_cli_bad_option_is_one_line():
     (["--baseline", "search?rollout=x"], "unknown rollout policy 'x'"),
 ])
 def test_search_command_bad_input(argv, words, capsys):
-    from agents.search import main
+    from agents.search.agent import main
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0], err
 
 
 def test_search_command_reports_strength_and_cost(capsys):
-    from agents.search import main
+    from agents.search.agent import main
     assert main(["--agent", "search?k=4&top=2", "--deals", "4", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "search?k=4&top=2 - rules:" in out and "over 4 deals (1 walls), seed 3" in out
@@ -746,7 +746,7 @@ def test_search_command_reports_strength_and_cost(capsys):
 def test_search_command_baseline_on_the_same_walls(capsys):
     """With --baseline the two agents play the same walls: the difference is the
     difference of their per-wall results (zero for the same agent twice)."""
-    from agents.search import main
+    from agents.search.agent import main
     argv = ["--agent", "search?k=4&top=2", "--deals", "8", "--seed", "3", "--tables", "8"]
     assert main(argv + ["--baseline", "search?k=4&top=2"]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -761,7 +761,7 @@ def test_search_command_baseline_on_the_same_walls(capsys):
 
 @pytest.mark.slow
 def test_search_command_runs_as_a_module():
-    r = subprocess.run([sys.executable, "-m", "agents.search", "--agent", "search?k=2&top=2",
+    r = subprocess.run([sys.executable, "-m", "agents.search.agent", "--agent", "search?k=2&top=2",
                         "--deals", "4", "--seed", "2"], cwd=ROOT, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stderr
@@ -771,7 +771,7 @@ def test_search_command_runs_as_a_module():
 def test_candidates_share_samples_and_rollout_keys(mil_positions, monkeypatch):
     """Common random numbers: every candidate is played out on the same sampled deals
     with the same rollout key, in one batch."""
-    import agents.search as search_mod
+    import agents.search.agent as search_mod
     seen: list[tuple[State, np.ndarray]] = []
 
     def fake_play_out(state, first, policy="waits", threads=1):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from agents.search import SearchAgent
+from agents.search.agent import SearchAgent
 from agents.training.advice import advice_planes
 from agents.training.distill import load_shards
 from agents.training.search_teacher import generate
@@ -73,7 +73,7 @@ def test_column_zero_is_the_rules_bots_choice_in_plain_play():
     rules = get_rules("mil")
     data = generate(deals=1, seed=9, rules="mil", sample_prob=1.0, k=2, tables=1)
     st = engine.reset(np.array([9 * 10**7], np.int64), rules)
-    from agents.rules_bot import RulesAgent
+    from agents.bots.rules_bot import RulesAgent
     bot = RulesAgent()
     advised = []
     while not st.done.all():

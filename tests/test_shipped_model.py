@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.best import BEST
-from agents.ppo import KINDS, MODELS, PPOAgent
+from agents.models.best import BEST
+from agents.models.ppo import KINDS, MODELS, PPOAgent
 
 ROOT = Path(__file__).resolve().parent.parent
 FITTED = MODELS / "fitted_mil.zip"
@@ -22,7 +22,7 @@ SHIPPED = [("fitted", "mil"), ("fitted", "mahjongsoft"), ("ppo", "mil")]
 
 @pytest.mark.parametrize(("kind", "preset"), SHIPPED)
 def test_model_is_small_and_its_metadata_describes_it(kind, preset):
-    from agents.ppo import shipped_model
+    from agents.models.ppo import shipped_model
 
     model = shipped_model(preset, kind)
     assert model.name == f"{kind}_{preset}.zip", f"the package ships {kind}_{preset}.zip"
@@ -138,7 +138,7 @@ def test_terminal_play_against_the_shipped_model():
 
 
 def test_missing_shipped_model_is_a_clear_error(monkeypatch, tmp_path):
-    import agents.ppo as ppo
+    import agents.models.ppo as ppo
 
     monkeypatch.setattr(ppo, "MODELS", tmp_path)
     with pytest.raises(FileNotFoundError, match="shipped ppo model is missing"):
@@ -181,7 +181,7 @@ def test_arena_workers_with_a_network_seat_finish_and_agree_with_one_worker():
 def test_each_preset_plays_its_own_shipped_model_or_the_mil_one(monkeypatch, tmp_path):
     import shutil
 
-    import agents.ppo as ppo
+    import agents.models.ppo as ppo
 
     monkeypatch.setattr(ppo, "MODELS", tmp_path)
     mil = tmp_path / "fitted_mil.zip"

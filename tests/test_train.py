@@ -52,7 +52,7 @@ def test_train_writes_model_checkpoints_logs_and_results(tiny_run):
 
 @pytest.mark.slow
 def test_saved_model_is_a_legal_agent(tiny_run):
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
     from sichuan_env.agent import make_agent, validate_agent
 
     out, _ = tiny_run
@@ -85,7 +85,7 @@ def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path):
 
 
 def test_ppo_agent_rejects_a_missing_file(tmp_path):
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
 
     with pytest.raises(FileNotFoundError, match="no saved PPO model"):
         PPOAgent(tmp_path / "nothing.zip")
@@ -116,7 +116,7 @@ def test_advice_and_oracle_critic_run_end_to_end(tmp_path):
     assert set(res["results"]) == {"rules"} and res["results"]["rules"]["deals"] == 16
     assert "beats rules" in proc.stdout
 
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
 
     agent = PPOAgent(tmp_path / "model.zip")
     assert agent.needs == "view" and agent.rules.preset == "mil"
@@ -158,7 +158,7 @@ def test_the_last_line_puts_the_run_next_to_the_shipped_agents():
     import json
 
     import train
-    from agents.ppo import MODELS
+    from agents.models.ppo import MODELS
 
     line = train.compare_line({"greedy": {"diff_vs_bot": -3.25}}, "mil")
     assert line.startswith("this run: -3.250 vs greedy; shipped (mil): ")

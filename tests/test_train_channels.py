@@ -54,7 +54,7 @@ def narrow_run(tmp_path_factory):
 @pytest.mark.slow
 def test_sb3_run_builds_saves_and_plays_the_width_asked_for(narrow_run):
     from agents.arena import run_arena
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
     from agents.training.ppo_policy import network_channels
 
     out, stdout = narrow_run
@@ -72,7 +72,7 @@ def test_sb3_run_builds_saves_and_plays_the_width_asked_for(narrow_run):
 
 @pytest.mark.slow
 def test_resume_keeps_the_checkpoint_width_and_refuses_another(narrow_run, tmp_path):
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
 
     out, _ = narrow_run
     ckpt = sorted((out / "checkpoints").glob("ppo_*_steps.zip"))[-1]
@@ -130,7 +130,7 @@ def _write_policy(path: Path, channels: int | None, with_layout: bool = True) ->
     0.1.0 wrote it (``with_layout=False``: no input layout; its networks had 64)."""
     import torch
 
-    from agents.rllib_agent import POLICY_FORMAT, save_policy
+    from agents.models.rllib_agent import POLICY_FORMAT, save_policy
     from agents.training.layout import acting_channels, make_layout
     from agents.training.rllib_net import TilePlanesNet
 
@@ -194,7 +194,7 @@ def test_rllib_run_trains_saves_and_resumes_the_width(tmp_path):
     for another width stops with one line before Ray starts, one that names none keeps 16."""
     pytest.importorskip("ray.rllib")
     from agents.arena import run_arena
-    from agents.rllib_agent import load_net
+    from agents.models.rllib_agent import load_net
     from agents.training.rllib_train import checkpoint_channels
 
     out = tmp_path / "run"

@@ -153,7 +153,7 @@ def test_a_model_saved_by_the_learner_loads_and_plays_on_the_cpu(tmp_path, devic
 
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no GPU here")
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
     from agents.training.ppo_policy import load_model
 
     path = tmp_path / f"{device}.zip"
@@ -200,7 +200,7 @@ def test_a_model_learned_in_bf16_is_saved_with_its_precision_and_acts_in_float32
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
     from agents.training.features import AnalysisVecEnv
     from agents.training.ppo_policy import network_precision, policy_kwargs
     from sichuan_env.vector import SichuanVecEnv
@@ -228,7 +228,7 @@ def test_a_model_learned_in_bf16_is_saved_with_its_precision_and_acts_in_float32
 
 @pytest.mark.slow
 def test_train_with_bf16_learns_and_saves_a_float32_model(tmp_path):
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
 
     cmd = [sys.executable, str(ROOT / "train.py"), "--precision", "bf16", "--device", "cpu",
            "--total-steps", "2048", "--tables", "4", "--n-steps", "64", "--batch-size", "256",

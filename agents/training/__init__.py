@@ -12,7 +12,7 @@
   :mod:`~agents.training.rllib_train`: the same network as an RLlib module and its trainer;
 - :mod:`~agents.training.export_model`: model files for the package.
 
-These modules may import the bots (:mod:`agents.greedy`, :mod:`agents.rules_bot`); the
-agents that play a trained model (:mod:`agents.ppo`, :mod:`agents.rllib_agent`) import
+These modules may import the bots (:mod:`agents.bots.greedy`, :mod:`agents.bots.rules_bot`); the
+agents that play a trained model (:mod:`agents.models.ppo`, :mod:`agents.models.rllib_agent`) import
 the networks from here.
 """

@@ -23,8 +23,8 @@ advice_pass        1 everywhere when it is pass (87)
 =================  ==========================================================================
 
 :class:`AdviceVecEnv` appends them to a VecEnv's observations (after the analysis planes of
-:mod:`agents.training.features`); :class:`agents.ppo.PPOAgent` computes them itself when its model
-was trained with them.
+:mod:`agents.training.features`); :class:`agents.models.ppo.PPOAgent` computes them itself
+when its model was trained with them.
 """
 
 from __future__ import annotations

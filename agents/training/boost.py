@@ -1,9 +1,9 @@
-"""Fit the boosted agent's trees (:mod:`agents.boosted`) to search comparisons.
+"""Fit the boosted agent's trees (:mod:`agents.models.boosted`) to search comparisons.
 
 The shards are those of :mod:`agents.training.search_teacher`: at sampled own turns of
 deals of four rules bots, the search agent's candidates (column 0: the rules bot's
 choice) and each one's mean points over ``k`` play-outs on sampled deals. Every other
-candidate becomes one training row: its features (:mod:`agents.candidate_features`) and,
+candidate becomes one training row: its features (:mod:`agents.models.candidate_features`) and,
 as the target, its mean points minus the rules bot's choice's. A LightGBM regressor
 (least squares) learns that difference, so its prediction for a candidate is its
 expected gain over the bot's choice given what the seat sees.
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.candidate_features import FEATURE_NAMES, candidate_features, candidate_kinds
+from agents.models.candidate_features import FEATURE_NAMES, candidate_features, candidate_kinds
 from agents.training.distill import load_shards
 
 #: LightGBM settings (the command's defaults).

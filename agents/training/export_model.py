@@ -7,7 +7,7 @@ and the last rollout.
 A MaskablePPO checkpoint carries Adam's two moment estimates for every weight (twice the
 size of the network). Acting needs none of it; the exported file holds the same policy
 with a fresh optimizer (so it still loads with ``MaskablePPO.load`` and can be trained on),
-and :class:`agents.ppo.PPOAgent` chooses exactly as with the checkpoint (checked here before
+and :class:`agents.models.ppo.PPOAgent` chooses exactly as with the checkpoint (checked here before
 writing).
 """
 
@@ -25,7 +25,7 @@ def export(src: str | Path, dst: str | Path, check_deals: int = 8) -> int:
     Plays ``check_deals`` deals with both files and raises if any choice differs."""
     import torch
 
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
     from agents.training.ppo_policy import load_model
     from sichuan_env import engine
     from sichuan_env.driver import agent_input, play_step

@@ -18,7 +18,7 @@ useful_draws       kinds whose draw lowers the shanten of the standing tiles, we
 =================  ==========================================================================
 
 :func:`augment` appends them to ``(N, C, 27)`` observations; :class:`AnalysisVecEnv` does it
-for a Stable-Baselines3 ``VecEnv``; :class:`agents.ppo.PPOAgent` applies it when its model
+for a Stable-Baselines3 ``VecEnv``; :class:`agents.models.ppo.PPOAgent` applies it when its model
 was trained on augmented observations.
 
 The planes are computed by a compiled kernel (numba, one row at a time, over rows in

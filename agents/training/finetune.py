@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     import torch
 
-    from agents.ppo import PPOAgent, shipped_model
+    from agents.models.ppo import PPOAgent, shipped_model
     from agents.training.advice import AdviceVecEnv, make_adviser
     from agents.training.features import AnalysisVecEnv
     from agents.training.kl_ppo import KLMaskablePPO

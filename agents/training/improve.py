@@ -113,7 +113,7 @@ def save_state(out: Path, state: dict[str, Any]) -> None:
 def arena_row(model_path: Path, rules: str, deals: int, seed: int) -> dict[str, float]:
     """A model against three ``rules``: duplicate arena, points per deal over the bot."""
     from agents.arena import run_arena
-    from agents.ppo import PPOAgent
+    from agents.models.ppo import PPOAgent
 
     agent = PPOAgent(model_path, rules=rules)
     agent.name = "model"
@@ -151,7 +151,7 @@ def run(a: argparse.Namespace, log: Any = print) -> dict[str, Any]:
     """Run (or resume) the loop; returns the final state."""
     import torch
 
-    from agents.ppo import PPOAgent, shipped_model
+    from agents.models.ppo import PPOAgent, shipped_model
     from agents.training.distill import fit, load_shards
     from agents.training.ppo_policy import load_model
     from agents.training.rollout_teacher import generate

@@ -8,7 +8,8 @@ and PPO's advantages are mostly noise. During training the critic may read every
 (the other seats' standing and set-aside tiles, their forbidden suits, the wall's tiles) for
 each slot's learner seat, and :class:`agents.training.ppo_policy.OracleCriticPolicy` feeds
 them to the critic's extractor alone. The actor never reads them, so the trained policy
-acts from the seat's own observation (:class:`agents.ppo.PPOAgent` passes zeros in their place).
+acts from the seat's own observation (:class:`agents.models.ppo.PPOAgent` passes zeros in
+their place).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The SB3 PPO policy's network as a plain torch module, shared by the RLlib RLModule
-(:mod:`agents.training.rllib_module`) and the ``rllib:PATH`` agent (:mod:`agents.rllib_agent`).
+(:mod:`agents.training.rllib_module`) and the ``rllib:PATH`` agent
+(:mod:`agents.models.rllib_agent`).
 
 Same layers, names and initialisation as ``MaskablePPO("MlpPolicy", ...,
 policy_kwargs=agents.training.ppo_policy.policy_kwargs())``: the

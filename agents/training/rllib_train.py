@@ -37,7 +37,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agents.rllib_agent import MODULE_ID, RLlibAgent, load_net, save_policy
+from agents.models.rllib_agent import MODULE_ID, RLlibAgent, load_net, save_policy
 from agents.training.hardware import machine_cores
 from agents.training.ppo_policy import CHANNELS
 from agents.training.rllib_net import TilePlanesNet

@@ -15,12 +15,12 @@ regresses these differences from the decider's observation learns where the bot'
 can be improved (one step of policy iteration), without ever seeing anything hidden.
 
 :func:`generate` writes the samples (the decider's network input -- observation, analysis
-and advice planes, as :class:`agents.ppo.PPOAgent` builds them -- its mask, the candidates
+and advice planes, as :class:`agents.models.ppo.PPOAgent` builds them -- its mask, the candidates
 and their returns); ``agents.training.distill`` trains a policy on them. With ``--player``
 another agent (a fitted model, say) plays the deals and the play-outs in the bot's place:
 the comparisons then measure deviations from that agent's choices, the next step of policy
 iteration (:mod:`agents.training.improve` repeats it). With ``--compiled`` the rules bot's
-compiled copy (``agents.search_rollout``, which chooses what the Python bot chooses) plays
+compiled copy (``agents.search.rollout``, which chooses what the Python bot chooses) plays
 the deals and the play-outs: the same comparisons at a fraction of the CPU, so that the
 noisiest ones (one discard over another) can be sampled by the hundred thousand.
 
@@ -38,11 +38,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.candidates import discard_preference, suit_of_void_action
-from agents.greedy import Seen
-from agents.rules_bot import RulesAgent
-from agents.search_rollout import choose_actions
-from agents.search_rollout import play_out as compiled_play_out
+from agents.bots.greedy import Seen
+from agents.bots.rules_bot import RulesAgent
+from agents.search.candidates import discard_preference, suit_of_void_action
+from agents.search.rollout import choose_actions
+from agents.search.rollout import play_out as compiled_play_out
 from agents.training.advice import advised_planes
 from sichuan_env import engine
 from sichuan_env.actions import DISCARD, HU, KONG, PUNG, VOID_TILE
@@ -187,7 +187,7 @@ def deal_steps(deals: int, seed: int, rules: Rules, tables: int,
 
 
 def network_input(view: SeatView, rules: Rules, advised: np.ndarray) -> np.ndarray:
-    """(N, 89, 27) float16: the decider's network input, as :class:`agents.ppo.PPOAgent`
+    """(N, 89, 27) float16: the decider's network input, as :class:`agents.models.ppo.PPOAgent`
     builds it (observation and analysis planes, the advice planes of ``advised``)."""
     return advised_planes(view, rules, advised).astype(np.float16)
 

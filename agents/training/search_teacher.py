@@ -1,6 +1,6 @@
 """Search comparisons: the search agent's values of its candidates, as training data.
 
-Four rules bots (the compiled copy, ``agents.search_rollout``) play deals. At a sample of
+Four rules bots (the compiled copy, ``agents.search.rollout``) play deals. At a sample of
 the own-turn decisions with a choice (discards and kongs; a legal Hu is the bot's without
 search), the ``search`` agent with the rules prior values its candidates from the seat's
 view alone: ``k`` deals of the hidden tiles sampled, every candidate played out on each
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.search import SearchAgent
-from agents.search_rollout import choose_actions
+from agents.search.agent import SearchAgent
+from agents.search.rollout import choose_actions
 from agents.training.rollout_teacher import (
     MAX_CANDIDATES,
     deal_steps,

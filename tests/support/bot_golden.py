@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.greedy import GreedyAgent
-from agents.rules_bot import RulesAgent
+from agents.bots.greedy import GreedyAgent
+from agents.bots.rules_bot import RulesAgent
 from sichuan_env import engine
 from sichuan_env.agent import RandomAgent, agent_input
 

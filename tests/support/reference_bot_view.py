@@ -1,7 +1,7 @@
 """The rule bots' former input, kept as a reference for ``tests/test_bot_golden.py``:
 what the bots knew when they decoded the observation planes (``view_from_observation``,
-formerly in ``agents/greedy.py``, undoing the wall scaling). The bots now derive the same
-arrays from the seat view (``agents.greedy.Seen``); the test checks they agree field by
+formerly in ``agents/bots/greedy.py``, undoing the wall scaling). The bots now derive the same
+arrays from the seat view (``agents.bots.greedy.Seen``); the test checks they agree field by
 field."""
 
 from __future__ import annotations

@@ -3,15 +3,15 @@
 At a decision with a real choice the agent
 
 1. lists *candidates*: the prior's choice first (``prior=rules``, the default: the rules
-   bot, :class:`agents.rules_bot.RulesAgent`; ``prior=fitted``: the shipped rollout-fitted
+   bot, :class:`agents.bots.rules_bot.RulesAgent`; ``prior=fitted``: the shipped rollout-fitted
    network, docs/models.md), then the rules bot's own choice, on an own turn the legal
    kongs and the rules bot's next-best discards (its order: lowest shanten, then its
    look-ahead worth or greedy's score), on the void choice one action per other suit, in a
    claim window every legal answer -- at most ``top`` in all;
 2. samples ``k`` deals of the hidden tiles consistent with exactly what the seat sees
-   (its :class:`~sichuan_env.view.SeatView`; :mod:`agents.search_sampler`);
+   (its :class:`~sichuan_env.view.SeatView`; :mod:`agents.search.sampler`);
 3. applies every candidate on every sample and plays all ``k x candidates`` copies to
-   the end of the deal with a compiled rollout policy (:mod:`agents.search_rollout`), as
+   the end of the deal with a compiled rollout policy (:mod:`agents.search.rollout`), as
    one engine batch with no Python call per table or step;
 4. compares every candidate with the prior's choice on the same samples (common random
    numbers: the candidates share the ``k`` samples and, the rollout policy being
@@ -35,7 +35,7 @@ beat the prior's choice (>= 0), ``clip`` a bound in points on each per-sample
 difference before that comparison (default none), ``rollouts`` an upper bound on
 play-outs per decision (``k`` is lowered to fit; default none), ``hands`` how the
 other seats' hands are sampled (``discards``, the default: weighted by their rivers,
-:mod:`agents.search_sampler`; ``uniform``; or, with torch, ``model``, ``shaped`` and
+:mod:`agents.search.sampler`; ``uniform``; or, with torch, ``model``, ``shaped`` and
 ``safe``), ``seed`` the sampler's generator, ``rules`` the rule
 preset being played (the arena passes it), ``prior`` the prior (``rules`` or ``fitted``;
 ``fitted`` loads torch and the model), ``hu`` a Hu on another seat's tile: ``declare``
@@ -50,7 +50,7 @@ where cores are free).
 
 Measure it against three ``rules`` bots in the duplicate arena, with its cost per decision::
 
-    python -m agents.search --agent search --deals 800 --seed 7331 --rules mil
+    python -m agents.search.agent --agent search --deals 800 --seed 7331 --rules mil
 """
 
 from __future__ import annotations
@@ -62,10 +62,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.candidates import search_candidates
-from agents.rules_bot import RulesAgent
-from agents.search_rollout import ROLLOUT_POLICIES, play_out
-from agents.search_sampler import HAND_SAMPLING, sample_states
+from agents.bots.rules_bot import RulesAgent
+from agents.search.candidates import search_candidates
+from agents.search.rollout import ROLLOUT_POLICIES, play_out
+from agents.search.sampler import HAND_SAMPLING, sample_states
 from sichuan_env import engine
 from sichuan_env.actions import HU
 from sichuan_env.agent import BaseAgent, agents_help, make_agent
@@ -135,7 +135,7 @@ class SearchAgent(BaseAgent):
         self.hands = hands
         self.hand_model: Any = None
         if hands in ("model", "shaped", "safe"):
-            from agents.hand_model import shipped_hand_model  # torch: loaded only for this
+            from agents.search.hand_model import shipped_hand_model  # torch: loaded only for this
 
             self.hand_model = shipped_hand_model()
         self.rollouts = None if rollouts is None else _positive_int("rollouts", rollouts)
@@ -163,7 +163,7 @@ class SearchAgent(BaseAgent):
         self.bot = RulesAgent(seed)  # orders the candidates (and is the prior for "rules")
         self.prior: Any = self.bot
         if prior == "fitted":
-            from agents.ppo import PPOAgent  # torch: loaded only for this prior
+            from agents.models.ppo import PPOAgent  # torch: loaded only for this prior
 
             self.prior = PPOAgent(kind="fitted", rules=self.rules.preset)
         self.decisions = 0  # decisions asked (rows of act_batch)
@@ -179,7 +179,7 @@ class SearchAgent(BaseAgent):
     # ------------------------------------------------------------------ candidates
     def candidates(self, view: SeatView, masks: np.ndarray, prior: np.ndarray,
                    bot: np.ndarray | None = None) -> list[list[int]]:
-        """Per row, the candidate actions (:func:`agents.candidates.search_candidates`)."""
+        """Per row, the candidate actions (:func:`agents.search.candidates.search_candidates`)."""
         return search_candidates(self.bot, self.top, view, masks, prior, bot)
 
     # ------------------------------------------------------------------ decisions
@@ -309,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tables", type=int, default=64)
     a = p.parse_args(argv)
     from agents.arena import mean_ci, run_arena  # the arena imports every agent module
-    from agents.search import SearchAgent as Search  # the class make_agent builds (this
+    from agents.search.agent import SearchAgent as Search  # the class make_agent builds (this
     # file may run as __main__, a module of its own)
     specs = [a.agent] + ([] if a.baseline is None else [a.baseline])
     runs = []

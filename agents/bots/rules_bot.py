@@ -1,6 +1,6 @@
 """The rule-based bot: greedy tile efficiency plus look-ahead, pung and Hu judgement.
 
-Starts from :class:`agents.greedy.GreedyAgent` (void suit by hand shape, void tiles
+Starts from :class:`agents.bots.greedy.GreedyAgent` (void suit by hand shape, void tiles
 first, lowest shanten then most live effective tiles, Hu when offered, kongs when the
 shanten does not rise) and changes what measured better against it. Everything is
 batched over rows (numpy; the only loops are over a few fixed cases). Like greedy it reads
@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.greedy import EYE, GreedyAgent, Seen, effective_tiles, isolation, shanten
+from agents.bots.greedy import EYE, GreedyAgent, Seen, effective_tiles, isolation, shanten
 from sichuan_env import hands as hx
 from sichuan_env.actions import HU, PASS, PUNG
 from sichuan_env.state import CLAIM

@@ -1,13 +1,13 @@
 """The boosted agent: the fitted network, with its own-turn discards and kongs re-ranked by
 gradient-boosted trees fitted to the search agent's values.
 
-At every decision the shipped ``fitted`` network (:mod:`agents.ppo`) chooses, reading the
+At every decision the shipped ``fitted`` network (:mod:`agents.models.ppo`) chooses, reading the
 `rules` bot's choice as advice. At an own turn with a choice and no legal Hu where the
 network agrees with the `rules` bot, the agent lists the search agent's candidates
-(:func:`agents.candidates.search_candidates`: the bot's choice, the legal kongs and the
+(:func:`agents.search.candidates.search_candidates`: the bot's choice, the legal kongs and the
 bot's next-best discards, at most four), and the trees (LightGBM, trained by
 :mod:`agents.training.boost`) predict for each candidate how many points per deal it is
-worth over the bot's choice, from :mod:`agents.candidate_features`. The candidate with
+worth over the bot's choice, from :mod:`agents.models.candidate_features`. The candidate with
 the largest prediction is played when that exceeds ``margin`` points; otherwise the
 network's choice. No play-out runs at play time: the search only made the training data.
 
@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.candidate_features import candidate_features
-from agents.candidates import search_candidates
-from agents.ppo import MODELS, PPOAgent
-from agents.rules_bot import RulesAgent
+from agents.bots.rules_bot import RulesAgent
+from agents.models.candidate_features import candidate_features
+from agents.models.ppo import MODELS, PPOAgent
+from agents.search.candidates import search_candidates
 from sichuan_env.actions import HU
 from sichuan_env.agent import BaseAgent
 from sichuan_env.rules import get_rules

@@ -4,7 +4,7 @@ The prior's choice comes first, then the rules bot's own choice; on an own turn 
 kongs and the rules bot's next-best discards in its order (lowest shanten, then its
 look-ahead worth or greedy's score; while a tile of the seat's void suit may be discarded,
 only such tiles); on the void choice one action per other suit; in a claim window every
-legal answer. :mod:`agents.search` plays the candidates out; :mod:`agents.boosted`
+legal answer. :mod:`agents.search.agent` plays the candidates out; :mod:`agents.models.boosted`
 scores them with trees fitted to the search's values of the same candidates.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.greedy import Seen, discard_shanten, isolation
-from agents.rules_bot import RulesAgent
+from agents.bots.greedy import Seen, discard_shanten, isolation
+from agents.bots.rules_bot import RulesAgent
 from sichuan_env.actions import DISCARD, KONG, PUNG, VOID_SUIT, VOID_TILE
 from sichuan_env.state import TURN, VOID
 from sichuan_env.view import SeatView

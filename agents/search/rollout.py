@@ -27,7 +27,7 @@ Rollout policies (:data:`ROLLOUT_POLICIES`):
 ``random`` -- uniform over the legal actions, drawn from a splitmix64 stream kept in the
 table's ``key`` field (so tables given the same key draw the same numbers).
 
-``greedy`` -- the greedy bot (:class:`agents.greedy.GreedyAgent`) compiled: the same
+``greedy`` -- the greedy bot (:class:`agents.bots.greedy.GreedyAgent`) compiled: the same
 action at every decision (tested on every decision of played deals). Void choice: the
 suit whose removal leaves the lowest shanten (ties: the fewest tiles), its most isolated
 single set aside; own turn: Hu; a void-suit tile (most copies first); else the discard of
@@ -39,7 +39,7 @@ pung when the shanten does not rise. Shanten comes from the shanten tables' suit
 suit's tiles left out), and waits from ``hand_kernels.wait_bits_of_codes``. It is about
 three times as slow per play-out as ``waits``.
 
-``rules`` -- the rules bot (:class:`agents.rules_bot.RulesAgent`, default options)
+``rules`` -- the rules bot (:class:`agents.bots.rules_bot.RulesAgent`, default options)
 compiled: the same action at every decision (tested on every decision of played deals).
 Greedy's void choice, kongs and claims, plus the bot's changes: the void-suit tile with the
 least danger (its threat and tile risk, in the float32 and float64 steps numpy takes in
@@ -66,7 +66,7 @@ import numba
 import numpy as np
 
 import sichuan_env
-from agents.rules_bot import FAN_CAP, FISH_VALUE, PASS_HU_WALL, STEP_BASE, RulesAgent
+from agents.bots.rules_bot import FAN_CAP, FISH_VALUE, PASS_HU_WALL, STEP_BASE, RulesAgent
 from sichuan_env import engine
 from sichuan_env import engine_kernels as ek
 from sichuan_env import hand_kernels as hk
@@ -307,7 +307,7 @@ def random_action(S, t):
 
 @_njit(inline="always")
 def _iso10(hand, k):
-    """Ten times greedy's isolation of kind ``k`` (``agents.greedy.isolation``), an
+    """Ten times greedy's isolation of kind ``k`` (``agents.bots.greedy.isolation``), an
     integer: -10 x (held kinds within two ranks + held kinds within one rank + copies of
     ``k``) - the rank's distance to a terminal."""
     r = k % 9
@@ -357,7 +357,7 @@ def _shanten_plus(best, cover, codes, vd, k, dk, j, dj, n_melds):
 @_njit()
 def _greedy_codes(hand, vd, codes, raw):
     """Base-5 suit codes of ``hand`` into ``raw`` (3,) and, the void suit's set to 0, into
-    ``codes`` (3,). Like ``agents.greedy.shanten``, shanten is taken with the void suit's
+    ``codes`` (3,). Like ``agents.bots.greedy.shanten``, shanten is taken with the void suit's
     tiles left out and the melds counted, not placed (exact for every hand a deal can
     hold: a seat has chosen its void suit before any meld)."""
     for s in range(3):
@@ -370,7 +370,7 @@ def _greedy_codes(hand, vd, codes, raw):
 
 @_njit()
 def _greedy_void(hand, best, cover):
-    """greedy's void choice (``agents.greedy.choose_void``) for ``hand`` (27,)."""
+    """greedy's void choice (``agents.bots.greedy.choose_void``) for ``hand`` (27,)."""
     raw = np.empty(3, np.int64)
     codes = np.empty(3, np.int64)
     _greedy_codes(hand, -1, codes, raw)
@@ -404,7 +404,7 @@ def _greedy_void(hand, best, cover):
 
 @_njit()
 def _greedy_seen(S, t, seat, mk, live):
-    """What greedy reads of the seat's view (``agents.greedy.Seen``): its meld kinds into
+    """What greedy reads of the seat's view (``agents.bots.greedy.Seen``): its meld kinds into
     ``mk`` (27,) and the copies of each kind it cannot see into ``live`` (27,) (the
     face-down winning tiles of other seats' self-drawn Hu count as unseen); returns the
     number of its melds."""
@@ -432,7 +432,7 @@ def _greedy_seen(S, t, seat, mk, live):
 
 @_njit()
 def _live_effective(S, hand, k, sh, mk, n_melds, vd, live, codes, raw, best, cover):
-    """greedy's live effective tiles (``agents.greedy.effective_tiles`` weighted by the
+    """greedy's live effective tiles (``agents.bots.greedy.effective_tiles`` weighted by the
     unseen copies) of ``hand`` less one tile of kind ``k``, whose shanten is ``sh``."""
     total = 0
     hand[k] -= 1
@@ -503,7 +503,7 @@ def _last_kong(row, hand, best, cover, codes, vd, n_melds, mk, low, out):
 
 @_njit()
 def _greedy_turn(S, t, seat, row, best, cover):
-    """greedy's own-turn choice (``agents.greedy.GreedyAgent._turn``)."""
+    """greedy's own-turn choice (``agents.bots.greedy.GreedyAgent._turn``)."""
     if row[HU]:
         return HU
     hand = S.hand[t, seat]

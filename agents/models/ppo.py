@@ -21,7 +21,7 @@ from sichuan_env.view import SeatView
 #: Where the shipped models live: ``<kind>_<preset>.zip`` with its metadata (how it was
 #: made, what it measured, its input layout) in ``<kind>_<preset>.json``; docs/models.md has
 #: their model cards.
-MODELS = Path(__file__).resolve().parent / "models"
+MODELS = Path(__file__).resolve().parent  # the shipped files lie beside this module
 #: How a shipped model was made, by agent name: ``fitted``, the actor fitted to rollout
 #: comparisons (agents.training.distill, repeated by agents.training.improve); ``ppo``, a
 #: fitted model changed by PPO updates (agents.training.finetune).

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from agents.boosted import BoostedAgent
-from agents.ppo import PPOAgent
+from agents.models.boosted import BoostedAgent
+from agents.models.ppo import PPOAgent
 from sichuan_env.agent import BaseAgent
 from sichuan_env.rules import get_rules
 
 #: The strongest shipped agent per preset, by the ladder rows that measured them (the
 #: figures: points per deal against ``rules``, duplicate arena, 20,000 deals; source: the
 #: ``results`` of each model's metadata and docs/models.md). ``boosted``: the ``fitted``
-#: network with trees re-ranking its own-turn candidates (:mod:`agents.boosted`).
+#: network with trees re-ranking its own-turn candidates (:mod:`agents.models.boosted`).
 BEST: dict[str, tuple[str, str]] = {
     "mil": ("boosted", "boosted - rules +0.349 [+0.282, +0.417], seed 20261215 (fitted "
                        "+0.210 on the same walls; +0.305 [+0.237, +0.372] on seed "

@@ -29,7 +29,7 @@ other. The weights are the rates at which seats of four ``rules`` bots held such
 (copies in the hand over copies unseen by another seat, relative to the last category),
 measured on 800 deals of either preset: a seat holds a kind it threw about 0.6 times as
 often as an unrelated one. What no seat takes stays in the wall in the shuffled order.
-With ``hands="model"`` the weights are a network's (:mod:`agents.hand_model`: the odds
+With ``hands="model"`` the weights are a network's (:mod:`agents.search.hand_model`: the odds
 that an unseen copy of a kind is in the seat's hand, from the view); ``hands="shaped"``
 also makes a seat's sampled hand ready (:func:`make_ready`) with the network's chance
 that it is; ``hands="safe"`` too, with ready hands that wait on none of the seat's
@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.search_rollout import reopen_kernel
+from agents.search.rollout import reopen_kernel
 from sichuan_env import engine
 from sichuan_env import engine_kernels as ek
 from sichuan_env.actions import DISCARD, HU, PUNG
@@ -270,7 +270,7 @@ def sample_states(view: SeatView, i: int, mask: np.ndarray, rules: Rules, n: int
     deal per match; ``legal_action_mask`` holds the deciding seat's legal actions.
     ``hands``: how the other seats' hands are drawn (:data:`HAND_SAMPLING`); with
     ``"model"`` or ``"shaped"``, ``hand_model`` is the
-    :class:`agents.hand_model.HandNet` to read (default: the shipped one)."""
+    :class:`agents.search.hand_model.HandNet` to read (default: the shipped one)."""
     if hands not in HAND_SAMPLING:
         raise ValueError(f"unknown hand sampling {hands!r}; known: {', '.join(HAND_SAMPLING)}")
     if hands == "explained":
@@ -341,7 +341,7 @@ def explains_last_discard(st: State, k: Known, a: int) -> np.ndarray:
     """(B,) bool: whether the ``rules`` policy, holding seat ``a``'s hand in each table plus
     the seat's last discard (the melds, rivers and void suits as they are now, the tile as
     if just drawn), discards that tile."""
-    from agents.search_rollout import choose_actions
+    from agents.search.rollout import choose_actions
 
     n = int(k.river_len[a])
     d = int(k.river[a, n - 1])
@@ -382,7 +382,7 @@ def make_ready(st: State, t: int, a: int, rng: np.random.Generator,
     ready or ``max_draws`` tiles were tried. Tile counts are kept. With ``dead`` (27 bool),
     a hand counts as ready only when none of its waits is a dead kind. Whether it got
     ready."""
-    from agents.greedy import discard_shanten, shanten
+    from agents.bots.greedy import discard_shanten, shanten
     from sichuan_env.hands import batch_wait_mask
 
     hand = st.hand[t, a].copy()
@@ -427,9 +427,9 @@ def make_ready(st: State, t: int, a: int, rng: np.random.Generator,
 def model_weights(view: SeatView, i: int, k: Known, rules: Rules, hand_model: Any = None
                   ) -> tuple[dict[int, np.ndarray], dict[int, float]]:
     """Per other (absolute) seat, the hand model's odds that an unseen copy of each kind
-    is in its hand (:func:`agents.hand_model.copy_weights`) and its chance of a ready
+    is in its hand (:func:`agents.search.hand_model.copy_weights`) and its chance of a ready
     hand."""
-    from agents.hand_model import copy_weights, shipped_hand_model  # torch, on demand
+    from agents.search.hand_model import copy_weights, shipped_hand_model  # torch, on demand
 
     model = hand_model if hand_model is not None else shipped_hand_model()
     row = SeatView(*(f[i:i + 1] for f in view))

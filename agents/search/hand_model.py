@@ -1,6 +1,6 @@
 """A network that guesses the other seats' hidden hands from one seat's view.
 
-The search agent (:mod:`agents.search`) plays its candidates out on deals sampled from
+The search agent (:mod:`agents.search.agent`) plays its candidates out on deals sampled from
 what its seat sees. How those deals fill the other seats' hands decides how well the
 play-outs see danger and speed: with the true hands in place of sampled ones the same
 search scores far higher (docs/search.md). This module learns, from deals of four
@@ -13,7 +13,7 @@ search scores far higher (docs/search.md). This module learns, from deals of fou
 * :class:`HandNet` -- an MLP: for each other seat (relative 1, 2, 3) a distribution over
   the 27 kinds of the tiles it holds (standing tiles and set-aside tile), zero where no
   copy is unseen, and the chance that its hand is ready (waits on a tile).
-* :func:`collect` / :func:`train` / ``python -m agents.hand_model`` -- self-play data
+* :func:`collect` / :func:`train` / ``python -m agents.search.hand_model`` -- self-play data
   (views and the true hands) and a cross-entropy fit; the file it writes holds the
   weights and the settings.
 * :func:`copy_weights` -- what the sampler uses (``search?hands=model`` and
@@ -40,8 +40,8 @@ from sichuan_env.rules import Rules, get_rules
 from sichuan_env.view import SeatView
 from sichuan_env.vocab import N_KINDS
 
-#: the shipped hand model (trained by ``python -m agents.hand_model``, both presets)
-SHIPPED = Path(__file__).resolve().parent / "models" / "hands.pt"
+#: the shipped hand model (trained by ``python -m agents.search.hand_model``, both presets)
+SHIPPED = Path(__file__).resolve().parent.parent / "models" / "hands.pt"
 #: extra input channels: per other seat, 1 - (position of its first discard of the kind)
 #: / 30 where it threw the kind, else 0
 ORDER_CHANNELS = 3
@@ -103,7 +103,7 @@ class HandNet:
         path = Path(path) if path is not None else SHIPPED
         if not path.exists():
             raise FileNotFoundError(f"hand model {path} is missing (train one with "
-                                    "python -m agents.hand_model)")
+                                    "python -m agents.search.hand_model)")
         torch = _torch()
         blob = torch.load(path, map_location="cpu", weights_only=True)
         settings = json.loads(blob["settings"])
@@ -174,7 +174,7 @@ def collect(deals: int, seed: int, rules: str | Rules = "mil", prob: float = 0.2
     each seat's features and the true hidden tiles (standing + set-aside) of the other three
     seats, relative order, and whether each of those hands is ready. Returns (float16
     (n, N_FEATURES, 27), int8 (n, 3, 27), bool (n, 3))."""
-    from agents.rules_bot import RulesAgent
+    from agents.bots.rules_bot import RulesAgent
     from sichuan_env import engine
     from sichuan_env.state import DONE
     from sichuan_env.view import seat_view

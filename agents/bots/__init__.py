@@ -1,0 +1,2 @@
+"""The hand-written bots: ``greedy`` (tile efficiency) and ``rules`` (greedy plus
+look-ahead, claim and Hu judgement)."""

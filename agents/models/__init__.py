@@ -1,0 +1,2 @@
+"""Trained models as agents (``fitted``, ``ppo``, ``boosted``, ``best``, ``rllib:PATH``)
+and the shipped model files with their cards (``*.json``) beside them."""
