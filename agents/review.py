@@ -61,7 +61,7 @@ from agents.search.agent import SearchAgent
 from agents.search.rollout import play_out
 from sichuan_env import engine
 from sichuan_env.actions import ACTION_STRINGS, HU
-from sichuan_env.agent import AgentSpecError, agent_input, make_agent, parse_spec
+from sichuan_env.agent import AgentSpecError, agent_input, agents_help, make_agent, parse_spec
 from sichuan_env.records import (
     RecordError,
     RecordMismatch,
@@ -428,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="review deals A to B into one JSON (needs --json)")
     p.add_argument("--seat", default=None, help="the seat to review, 0-3, or 'all'")
     p.add_argument("--agent", default=DEFAULT_AGENT,
-                   help=f"the reviewer (an agent spec; default {DEFAULT_AGENT})")
+                   help=agents_help(f"the reviewer (default {DEFAULT_AGENT})"))
     p.add_argument("--k", type=int, default=None,
                    help=f"samples per decision (default {DEFAULT_K}, or the search spec's k)")
     p.add_argument("--seed", type=int, default=0, help="seed of the samples (default 0)")

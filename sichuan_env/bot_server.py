@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from sichuan_env.actions import ACTION_STRINGS, N_ACTIONS, action_from_str
-from sichuan_env.agent import make_agent
+from sichuan_env.agent import agents_help, make_agent
 from sichuan_env.driver import NO_OBSERVATION, agent_needs
 from sichuan_env.observation import planes_from_view
 from sichuan_env.protocol import PROTOCOL, ProtocolError, dumps, loads, views_from_messages
@@ -140,7 +140,7 @@ def _write(fd: int, replies: list[dict[str, Any]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    p.add_argument("spec", help="an agent spec: rules, greedy, ppo:PATH, file.py:Class, ...")
+    p.add_argument("spec", help=agents_help("the agent to serve"))
     p.add_argument("--tables", type=int, default=64,
                    help="requests accepted at once (default 64)")
     p.add_argument("--seed", type=int, default=None, help="the agent's seed")

@@ -17,6 +17,8 @@ COMMANDS = [
     ("agents.arena", []),
     ("agents.ladder", []),
     ("agents.tournament", []),
+    ("agents.review", []),
+    ("sichuan_env.bot_server", []),
     ("agents.search.agent", []),
     ("sichuan_env.play", []),
     ("sichuan_env.play", ["--web"]),
