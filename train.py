@@ -60,6 +60,8 @@ DEFAULT_CHANNELS = 64
 #: ``random`` bots after the imitation of ``rules``) two passes halved the update's cost and
 #: ended stronger against ``greedy`` and head to head (docs/performance.md).
 DEFAULT_EPOCHS = 2
+#: ``--kl-coef`` when not given (see docs/training.md, "What the default run reaches").
+DEFAULT_KL = 0.0
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -112,6 +114,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--gamma", type=float, default=0.995)
     p.add_argument("--ent-coef", type=float, default=0.01)
+    p.add_argument("--kl-coef", type=float, default=DEFAULT_KL,
+                   help="weight of KL(policy || start) in PPO's loss: the start is the "
+                        "policy after the warm start (or the resumed checkpoint), and PPO "
+                        "moves away from it only where its advantages keep paying; 0: plain "
+                        f"MaskablePPO ({DEFAULT_KL})")
     p.add_argument("--checkpoint-every", type=int, default=200_000,
                    help="steps (200000; 0: off)")
     p.add_argument("--eval-every", type=int, default=200_000, help="steps (200000; 0: off)")
@@ -175,7 +182,7 @@ INT_LIMITS = (
 # (flag, smallest value, whether the smallest value itself is allowed); all finite
 FLOAT_LIMITS = (
     ("--num-gpus-per-learner", 0.0, True), ("--lr", 0.0, False), ("--ent-coef", 0.0, True),
-    ("--time-limit", 0.0, True), ("--gamma", 0.0, False),
+    ("--time-limit", 0.0, True), ("--gamma", 0.0, False), ("--kl-coef", 0.0, True),
 )
 
 
@@ -320,31 +327,44 @@ def make_opponents(spec: str, seed: int, model: Any = None) -> list[Any]:
 def warm_start(model: Any, env: Any, teacher: Any, args: argparse.Namespace) -> dict[str, Any]:
     """Imitate ``teacher`` (the ``--imitate`` bot) for ``--imitate-steps`` learner decisions
     before PPO."""
-    from agents.training.imitation import imitate
+    from agents.training.imitation import CHUNK, imitate
 
-    print(f"imitating {args.imitate}: {args.imitate_steps:,} learner decisions, "
+    per_chunk = CHUNK * env.num_envs
+    total = -(-args.imitate_steps // per_chunk) * per_chunk  # imitate learns whole chunks
+    print(f"imitating {args.imitate}: {total:,} learner decisions ({total // per_chunk} chunks "
+          f"of {per_chunk:,}; --imitate-steps {args.imitate_steps:,} rounded up), "
           f"{args.imitate_epochs} passes per chunk", flush=True)
 
     history: list[dict[str, Any]] = []
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="decision", desc="imitation", file=sys.stderr)
 
     def log(s: Any) -> None:
         history.append(vars(s))
-        if not args.no_progress and len(history) % 4 == 0:
-            print(f"  {s.steps:>9,} decisions {s.seconds:6.0f} s  agreement "
-                  f"{s.agreement:.3f}  cross-entropy {s.cross_entropy:.3f}", flush=True)
+        if bar is not None:
+            bar.update(s.steps - bar.n)
+            bar.set_postfix(agreement=f"{s.agreement:.3f}",
+                            cross_entropy=f"{s.cross_entropy:.3f}")
 
     stats = imitate(model, env, teacher, args.imitate_steps, epochs=args.imitate_epochs,
                     seed=args.seed, log=log)
+    if bar is not None:
+        bar.close()
     print(f"imitation done in {stats.seconds:.0f} s: the policy's first choice agrees with "
           f"{args.imitate} on {stats.agreement:.1%} of the last chunk's decisions", flush=True)
     return {"teacher": args.imitate, **vars(stats), "history": history}
 
 
 def evaluate(model: Any, rules: str, walls: int, seed: int, opponents=("random", "greedy"),
-             tables: int = 512) -> dict[str, Any]:
+             tables: int = 512, keep_walls: bool = False) -> dict[str, Any]:
     """Duplicate arena: the agent against three copies of each opponent bot, ``walls``
     walls each played four times with the seats rotated. ``model`` is an SB3 model or an
-    agent (an object with ``act_batch``)."""
+    agent (an object with ``act_batch``). ``keep_walls``: each row also holds
+    ``_wall_diffs``, the agent's points minus the bot's per wall (to pair two
+    evaluations; :func:`public` drops it)."""
     from agents.arena import run_arena
     from agents.ppo import PPOAgent
 
@@ -363,6 +383,8 @@ def evaluate(model: Any, rules: str, walls: int, seed: int, opponents=("random",
             "hu_rate": stats["hu_rate"], "deal_in_rate": stats["deal_in_rate"],
             "flower_pig_rate": stats["flower_pig_rate"],
         }
+        if keep_walls:
+            results[name]["_wall_diffs"] = res.unit_means("ppo") - res.unit_means(name)
     return results
 
 
@@ -444,12 +466,17 @@ def main(argv: list[str] | None = None) -> int:
         policy, kwargs = OracleCriticPolicy, policy_kwargs(channels=args.channels,
                                                            policy_planes=env.policy_planes)
     n_envs = env.num_envs
+    ppo_class = MaskablePPO
+    if args.kl_coef > 0:
+        from agents.training.kl_ppo import KLMaskablePPO
+
+        ppo_class = KLMaskablePPO
     if args.resume:
-        model = load_model(args.resume, env=env, device=args.device,
+        model = load_model(args.resume, cls=ppo_class, env=env, device=args.device,
                            tensorboard_log=str(out / "tb"), **resume_overrides(args))
         args.channels = resumed_channels(args, network_channels(model.policy))
     else:
-        model = MaskablePPO(
+        model = ppo_class(
             policy, env, n_steps=args.n_steps, batch_size=args.batch_size,
             n_epochs=args.epochs, learning_rate=args.lr, gamma=args.gamma, gae_lambda=0.95,
             ent_coef=args.ent_coef, policy_kwargs=kwargs, seed=args.seed,
@@ -465,10 +492,22 @@ def main(argv: list[str] | None = None) -> int:
         None if args.advice == "none" else args.advice, args.oracle_critic)
     if self_play:
         env.unwrapped.opponents = make_opponents(args.opponents, args.seed, model)
+    if teacher is not None and args.advice == args.imitate and not args.oracle_critic:
+        from agents.training.advice import AdviceTeacher
+
+        teacher = AdviceTeacher(env)  # the advice is the teacher's choice: ask once
     imitation = None
     if teacher is not None:
         with network_precision(model.policy, args.precision):
             imitation = warm_start(model, env, teacher, args)
+    if args.kl_coef > 0:
+        model.kl_coef = args.kl_coef
+        model.freeze_reference()  # the start: after the warm start, or the checkpoint
+    # the start, kept to measure what PPO itself adds (the final evaluation plays it too)
+    start_path = out / "start.zip"
+    if args.total_steps > 0:
+        model.save(start_path)
+    planned = planned_steps(args.total_steps, n_envs * model.n_steps)
 
     class Periodic(BaseCallback):
         """Self-play snapshot refresh and periodic arena evaluation."""
@@ -507,14 +546,16 @@ def main(argv: list[str] | None = None) -> int:
           if args.checkpoint_every else []),
         Periodic(),
     ])
-    print(f"training MaskablePPO: {args.total_steps:,} steps, {n_envs} envs "
+    print(f"training MaskablePPO: {planned:,} steps ({planned // (n_envs * model.n_steps)} "
+          f"rollouts of {n_envs * model.n_steps:,}; --total-steps {args.total_steps:,} "
+          f"rounded up), KL to the start {args.kl_coef:g}, {n_envs} envs "
           f"({args.tables} tables x seats {seats}), opponents {args.opponents}, "
           f"rules {args.rules}, learner on {args.device} ({args.threads} torch threads, "
           f"{args.precision}), {args.channels} channels, out {out}", flush=True)
     start_steps = int(model.num_timesteps)
     t0 = time.perf_counter()
     with network_precision(model.policy, args.precision):
-        model.learn(total_timesteps=args.total_steps, callback=callbacks,
+        model.learn(total_timesteps=planned, callback=callbacks,
                     progress_bar=not args.no_progress, reset_num_timesteps=not args.resume)
     train_time = time.perf_counter() - t0
     model.save(out / "model.zip")
@@ -526,26 +567,74 @@ def main(argv: list[str] | None = None) -> int:
 
     t1 = time.perf_counter()
     results = evaluate(model, args.rules, args.final_eval_deals, args.seed + 1000,
-                       opponents=eval_against)
+                       opponents=eval_against, keep_walls=True)
+    start_results = None
+    if start_path.is_file() and steps_done > 0:  # the start on the same walls
+        start_results = evaluate(load_model(start_path, device="cpu"), args.rules,
+                                 args.final_eval_deals, args.seed + 1000,
+                                 opponents=eval_against, keep_walls=True)
     print(f"\nfinal evaluation (duplicate arena, {args.final_eval_deals} walls x 4 seatings, "
           f"{time.perf_counter() - t1:.0f} s); 95% confidence intervals")
     print(format_results(results))
+    if start_results is not None:
+        print(f"the start ({start_path.name}, before PPO) on the same walls:")
+        print(format_results(start_results))
+    contribution = ppo_contribution(results, start_results)
     summary = {"args": vars(args), "steps": steps_done, "train_seconds": train_time,
-               "steps_per_second": sps, "imitation": imitation, "results": results}
+               "steps_per_second": sps, "imitation": imitation,
+               "results": public(results), "start_results": public(start_results),
+               "ppo_contribution": contribution}
     (out / "results.json").write_text(json.dumps(summary, indent=2))
     for name, r in results.items():
         print(f"beats {name} (CI excludes zero):", "yes" if r["diff_ci95"][0] > 0 else "no")
-    print(compare_line(results, args.rules))
+    print(compare_line(results, args.rules, contribution))
     return 0
 
 
-def compare_line(results: dict[str, Any], rules: str) -> str:
-    """This run's result next to the shipped agents' ladder rows for the preset."""
+def planned_steps(total: int, rollout: int) -> int:
+    """PPO learns in whole rollouts of ``rollout`` decisions: ``total`` rounded up to
+    them (what the progress bar counts to)."""
+    return -(-total // rollout) * rollout
+
+
+def public(results: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``results`` without the per-wall arrays that :func:`evaluate` keeps for pairing."""
+    if results is None:
+        return None
+    return {name: {k: v for k, v in r.items() if not k.startswith("_")}
+            for name, r in results.items()}
+
+
+def ppo_contribution(results: dict[str, Any], start: dict[str, Any] | None
+                     ) -> dict[str, Any]:
+    """Per bot, the final policy's (agent − bot) minus its start's on the same walls, with
+    a 95% CI over the walls (paired: each wall's luck cancels)."""
+    from agents.arena import mean_ci
+
+    out: dict[str, Any] = {}
+    for name, r in results.items():
+        if start is None or name not in start:
+            continue
+        d = r["_wall_diffs"] - start[name]["_wall_diffs"]
+        m, half, _ = mean_ci(d[~np.isnan(d)])
+        out[name] = {"mean": m, "ci95": [m - half, m + half]}
+    return out
+
+
+def compare_line(results: dict[str, Any], rules: str,
+                 contribution: dict[str, Any] | None = None) -> str:
+    """This run's result, what PPO added to its start, and the shipped agents' ladder
+    rows for the preset."""
     from agents.ppo import shipped_rows
 
     mine = ", ".join(f"{r['diff_vs_bot']:+.3f} vs {name}" for name, r in results.items())
+    ppo = ""
+    if contribution:
+        ppo = " (PPO's own part: " + ", ".join(
+            f"{c['mean']:+.3f} [{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}] vs {name}"
+            for name, c in contribution.items()) + ")"
     shipped = "; ".join(shipped_rows(rules)) or "none for this preset"
-    return (f"this run: {mine}; shipped ({rules}): {shipped}; how they were made: "
+    return (f"this run: {mine}{ppo}; shipped ({rules}): {shipped}; how they were made: "
             "docs/models.md")
 
 

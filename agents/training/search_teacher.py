@@ -18,6 +18,13 @@ to the search's values is one step of expert iteration; held-out *rollout* shard
 without that bias, what the fitted choices win.
 
     python -m agents.training.search_teacher --deals 200 --seed 1600 --out runs/st/s1600.npz
+    python -m agents.training.search_teacher --deals 100 --seed 1600 --shards 40 \
+        --out runs/st --address auto     # 40 shards as Ray tasks over a cluster
+
+``--shards N`` makes the shards of seeds ``--seed`` .. ``--seed + N - 1`` in the folder
+``--out`` (``s{seed}.npz``) as Ray tasks (:mod:`agents.training.shards`): over the cluster
+of ``--address``, or ``--workers`` local cores; each written as it finishes, the finished
+ones skipped when the command runs again.
 """
 
 from __future__ import annotations
@@ -33,9 +40,10 @@ from agents.search import SearchAgent
 from agents.search_rollout import choose_actions
 from agents.training.rollout_teacher import (
     MAX_CANDIDATES,
+    add_shard_args,
     deal_steps,
     network_input,
-    write_shard,
+    run_shard_command,
 )
 from sichuan_env.actions import HU
 from sichuan_env.rules import get_rules
@@ -105,12 +113,15 @@ def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.2
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--deals", type=int, default=200)
-    p.add_argument("--seed", type=int, default=1600)
+    p.add_argument("--deals", type=int, default=200, help="deals per shard (200)")
+    p.add_argument("--seed", type=int, default=1600,
+                   help="the shard's seed; with --shards N the first of N seeds (1600)")
     p.add_argument("--rules", default="mil")
     p.add_argument("--sample-prob", type=float, default=0.25)
     p.add_argument("--k", type=int, default=128, help="sampled deals per decision")
-    p.add_argument("--out", required=True)
+    add_shard_args(p)
+    p.add_argument("--out", required=True,
+                   help="the shard (.npz); with --shards, the folder of the shards")
     a = p.parse_args(argv)
     if a.deals < 1 or not 0 < a.sample_prob <= 1 or a.k < 2:
         print("search_teacher: --deals must be >= 1, --sample-prob in (0, 1], --k >= 2",
@@ -121,10 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"search_teacher: --rules: {str(err).splitlines()[0]}", file=sys.stderr)
         return 2
-    data = generate(a.deals, a.seed, a.rules, a.sample_prob, a.k,
-                    log=lambda s: print(s, flush=True))
-    write_shard(a.out, data)
-    return 0
+    kwargs = {"deals": a.deals, "rules": a.rules, "sample_prob": a.sample_prob, "k": a.k}
+    return run_shard_command("search_teacher", generate, kwargs, a)
 
 
 if __name__ == "__main__":
