@@ -286,7 +286,8 @@ def run_shard_command(prog: str, make: Any, kwargs: dict[str, Any],
                       a: argparse.Namespace) -> int:
     """One shard (``--out FILE``) or ``--shards`` shards (``--out`` a folder) of ``make``;
     a bad ``--shards``/``--workers``/``--address`` is one line and exit status 2."""
-    from agents.training.cluster import ClusterError, address_problem
+    from agents.distributed import address_problem
+    from agents.training.cluster import ClusterError
     from agents.training.shards import run_shards
 
     if a.shards is None:
