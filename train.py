@@ -135,9 +135,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--features", default="analysis", choices=["analysis", "raw"],
                    help="observation for the policy: raw planes, or with the hand-analysis "
                         "planes of agents.training.features (default analysis)")
-    p.add_argument("--advice", default="none",
+    p.add_argument("--advice", default="auto",
                    help="give the policy a bot's choice for each decision as extra input "
-                        "planes (agents/advice.py): rules, greedy or none (none)")
+                        "planes (agents/training/advice.py): rules, greedy or none; auto: "
+                        "rules, except in self-play and with --backend rllib (none) and "
+                        "with --resume (the checkpoint's) (auto)")
     p.add_argument("--oracle-critic", action="store_true",
                    help="the value function also reads the hidden tiles (other hands, the "
                         "wall) during training; the policy never does (agents/oracle_critic.py)")
@@ -234,6 +236,8 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         problem = address_problem(args.address)
         if problem is not None:
             p.error(problem)
+    if args.advice == "auto":
+        args.advice = resolved_advice(args)
     problem = out_problem(args.out)
     if problem is not None:
         p.error(problem)
@@ -272,6 +276,32 @@ def out_problem(path: str) -> str | None:
     for folder in missing:  # deepest first
         folder.rmdir()
     return None
+
+
+def resolved_advice(args: argparse.Namespace) -> str:
+    """``--advice auto``: the adviser of a resumed checkpoint (none when it has none);
+    none in self-play and with the rllib backend (neither reads advice planes); else
+    ``rules``, so that the imitation starts PPO where the rules bot is."""
+    if args.resume is not None:
+        return checkpoint_adviser(args.resume) or "none"
+    if args.backend == "rllib" or "self" in args.opponents.split(","):
+        return "none"
+    return "rules"
+
+
+def checkpoint_adviser(path: str) -> str | None:
+    """The adviser named in an SB3 checkpoint's saved input layout (``sichuan_input`` in
+    the zip's ``data``), None when it names none or cannot be read."""
+    import zipfile
+
+    file = path if Path(path).is_file() else path + ".zip"
+    try:
+        with zipfile.ZipFile(file) as z:
+            data = json.loads(z.read("data"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return None
+    layout = data.get("sichuan_input")
+    return layout.get("adviser") if isinstance(layout, dict) else None
 
 
 def resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
