@@ -326,7 +326,7 @@ def run_arena(
     ``workers`` > 1 splits the walls over that many processes (agents given as specs
     only); the deals and their results are the same as with one worker, except for the
     random agents' own draws. ``address`` plays the slices as Ray tasks on that cluster
-    (``auto``, ``HOST:PORT``; ``local_mode`` for Ray's local mode), one slice per cluster
+    (``auto``, ``HOST:PORT``; ``local``: a new local Ray instance), one slice per cluster
     CPU unless ``workers`` is given: the results are those of a local run with as many
     workers (:mod:`agents.distributed`). ``records``: write the first ``record_deals``
     deals there as game records, with each event's legal options when ``legal``."""

@@ -1,4 +1,4 @@
-"""Independent jobs as Ray tasks: over a cluster, Ray's local mode, or this machine's cores.
+"""Independent jobs as Ray tasks: over a cluster, or a Ray instance on this machine's cores.
 
 The search and rollout teachers' shards and the arena's slices of walls need nothing from
 each other, so they spread over any number of machines. :func:`map_jobs` runs
@@ -8,8 +8,9 @@ each other, so they spread over any number of machines. :func:`map_jobs` runs
 * ``address=None, workers=N``: a local Ray instance with ``N`` CPUs, one task per CPU;
 * ``address="auto"`` or ``"HOST:PORT"``: the Ray cluster there (each node needs the project
   installed, as for ``train.py --backend rllib --address``);
-* ``address="local_mode"``: Ray's local mode (tasks run in this process, through Ray's
-  API), for tests.
+* ``address="local"``: a new local Ray instance with ``workers`` CPUs (``1``: one), also
+  where N is 1 -- the Ray path on one machine, for tests. (Ray 2.60 removed Ray's local
+  mode, ``ray.init(local_mode=True)``.)
 
 A job's result is the same wherever it runs (the jobs are seeded, not scheduled), so a
 caller that orders the results by index gets what one process would.
@@ -21,17 +22,14 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-LOCAL_MODE = "local_mode"
-
 
 def _project_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def address_problem(address: str) -> str | None:
-    """What is wrong with a ``--address`` (one line), or None (``local_mode`` is fine)."""
-    if address == LOCAL_MODE:
-        return None
+    """What is wrong with a ``--address`` (one line), or None (``auto`` and ``local`` are
+    left to Ray)."""
     from agents.training.cluster import address_problem as problem
 
     return problem(address)
@@ -49,13 +47,11 @@ def start_ray(address: str | None, workers: int) -> bool:
         p for p in (_project_root(), os.environ.get("PYTHONPATH", "")) if p)}}
     common = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False,
               "runtime_env": env}
-    if address == LOCAL_MODE:
-        ray.init(address="local", local_mode=True, num_cpus=max(1, workers), **common)
-    elif address is not None:
+    if address is not None and address != "local":
         from agents.training.cluster import connect
 
         connect(address, **common)
-    else:  # "local": a new instance, never a cluster that `ray start` left running here
+    else:  # a new instance, never a cluster that `ray start` left running here
         ray.init(address="local", num_cpus=max(1, workers), **common)
     return True
 

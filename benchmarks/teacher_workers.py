@@ -7,10 +7,10 @@ Makes ``--shards`` shards (seeds 7000 on) of ``agents.training.search_teacher`` 
 compiled rollout teacher) twice into fresh folders through
 :func:`agents.training.shards.run_shards`, after a warm-up shard in this process that
 compiles the kernels: first in this process (the one-process command, no Ray), then with
-``--workers`` local Ray workers (Ray's start-up included); checks that both wrote the same samples and
-prints samples per wall-clock second of each and their ratio. ``--address`` measures a
-cluster instead of the local ``--workers``. Wall-clock: on a shared machine the ratio
-says what the other jobs left, not what the code can do.
+``--workers`` local Ray workers (Ray's start-up included); checks that both wrote the same
+samples and prints samples per wall-clock second of each and their ratio. ``--address``
+measures a cluster instead of the local ``--workers``. Wall-clock: on a shared machine the
+ratio says what the other jobs left, not what the code can do.
 """
 
 from __future__ import annotations

@@ -294,22 +294,22 @@ def test_statistics_equal_the_records_of_the_same_deals():
 
 
 def test_walls_on_ray_give_a_local_runs_results():
-    """``address`` plays the slices of walls as Ray tasks (here Ray's local mode): the
+    """``address`` plays the slices of walls as Ray tasks (here a local Ray instance): the
     results are those of a local run with as many workers, random agents' draws
     included, and of one worker for the deterministic bots."""
     seats = ["greedy", "random", "greedy", "random"]
     local = run_arena(seats, 24, seed=3, tables=4, workers=2)
-    ray = run_arena(seats, 24, seed=3, tables=4, workers=2, address="local_mode")
+    ray = run_arena(seats, 24, seed=3, tables=4, workers=2, address="local")
     assert ray.workers == local.workers == 2
     for field in ("points", "hu", "self_drawn", "deal_ins", "win_value", "pig", "kong",
                   "end_reason", "seeds"):
         np.testing.assert_array_equal(getattr(local, field), getattr(ray, field))
     bots = ["greedy", "rules", "greedy", "rules"]
     one = run_arena(bots, 8, seed=4, tables=4)
-    spread = run_arena(bots, 8, seed=4, tables=4, workers=2, address="local_mode")
+    spread = run_arena(bots, 8, seed=4, tables=4, workers=2, address="local")
     np.testing.assert_array_equal(one.points, spread.points)
     with pytest.raises(ValueError, match="spec strings"):
-        run_arena([object()] * 4, 8, address="local_mode")
+        run_arena([object()] * 4, 8, address="local")
 
 
 def test_arena_address_that_answers_nothing_is_one_line(capsys):

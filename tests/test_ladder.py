@@ -224,11 +224,11 @@ def test_cli(tmp_path, capsys):
 
 
 def test_a_ladder_on_ray_is_the_local_ladder():
-    """``address``: every arena run's walls as Ray tasks (Ray's local mode, joined once for
+    """``address``: every arena run's walls as Ray tasks (a local Ray instance, joined once for
     the ladder); the pairs' figures are those of the local run with as many workers."""
     agents = ["greedy", "random", "rules"]
     local = ladder_mod.run_ladder(agents, 16, seed=2, tables=4, workers=2)
-    ray = ladder_mod.run_ladder(agents, 16, seed=2, tables=4, workers=2, address="local_mode")
+    ray = ladder_mod.run_ladder(agents, 16, seed=2, tables=4, workers=2, address="local")
     for a, b in zip(local["pairs"], ray["pairs"], strict=True):
         assert (a["a"], a["b"], a["mean"], a["ci_low"]) == (b["a"], b["b"], b["mean"],
                                                             b["ci_low"])

@@ -1,6 +1,7 @@
 """Teacher shards as Ray tasks: written atomically, resumed without redoing a finished
-shard, and the same samples wherever they are made (in process, Ray's local mode, local
-Ray workers, a Ray head started here)."""
+shard, and the same samples wherever they are made (in process, a local Ray instance, a
+Ray head started here). Ray 2.60 has no local mode any more (``ray.init(local_mode=True)``
+raises), so the in-process Ray case is a local instance with two workers."""
 
 from __future__ import annotations
 
@@ -76,11 +77,11 @@ def test_finished_shards_are_not_redone_and_a_stopped_run_resumes(tmp_path):
 
 
 @pytest.mark.parametrize("main, argv", [(search_main, SEARCH), (rollout_main, ROLLOUT)])
-def test_ray_local_mode_writes_the_one_process_commands_samples(main, argv, tmp_path):
+def test_local_ray_workers_write_the_one_process_commands_samples(main, argv, tmp_path):
     for seed in (5, 6):
         assert main([*argv, "--seed", str(seed), "--out", str(tmp_path / f"one{seed}.npz")]) == 0
-    assert main([*argv, "--seed", "5", "--shards", "2", "--address", "local_mode",
-                 "--out", str(tmp_path / "ray")]) == 0
+    assert main([*argv, "--seed", "5", "--shards", "2", "--address", "local",
+                 "--workers", "2", "--out", str(tmp_path / "ray")]) == 0
     for seed in (5, 6):
         assert same_shards(tmp_path / f"one{seed}.npz", tmp_path / "ray" / f"s{seed}.npz")
 

@@ -2,15 +2,15 @@
 
 Four rules bots (the compiled copy, ``agents.search_rollout``) play deals. At a sample of
 the own-turn decisions with a choice (discards and kongs; a legal Hu is the bot's without
-search) -- and, with ``--claim-prob`` and ``--void-prob``, of the claim answers (pung,
-kong or pass), the turns offering a kong and the void choice -- the ``search`` agent with the rules prior values its candidates from the seat's
-view alone: ``k`` deals of the hidden tiles sampled, every candidate played out on each
-with ``rules`` play-outs. A sample stores the decider's network input (as
-:mod:`agents.training.rollout_teacher` builds it), its mask, the candidates (column 0 the
-bot's choice) and each candidate's *mean* points for the seat over the ``k`` samples,
-in the rollout shards' format, so that ``agents.training.distill`` fits a network to
-them. (The means are the points of the whole deal: the same offset for every candidate
-of a sample, which the fit's centring removes.)
+search) -- and, with ``--claim-prob`` and ``--void-prob``, of the claim answers (pung, kong
+or pass), the turns offering a kong and the void choice -- the ``search`` agent with the
+rules prior values its candidates from the seat's view alone: ``k`` deals of the hidden
+tiles sampled, every candidate played out on each with ``rules`` play-outs. A sample stores
+the decider's network input (as :mod:`agents.training.rollout_teacher` builds it), its
+mask, the candidates (column 0 the bot's choice) and each candidate's *mean* points for the
+seat over the ``k`` samples, in the rollout shards' format, so that
+``agents.training.distill`` fits a network to them. (The means are the points of the whole
+deal: the same offset for every candidate of a sample, which the fit's centring removes.)
 
 Where a rollout comparison is one play-out of the real table (unbiased, a standard
 deviation of 3-6 points), a search comparison averages ``k`` play-outs of sampled tables:
