@@ -376,7 +376,8 @@ def run_arena(
             if address is not None:  # Ray tasks, the results in the slices' order
                 from agents.distributed import ordered
 
-                parts = ordered(_play_job, jobs, address=address, workers=workers)
+                parts = ordered(_play_job, [(j,) for j in jobs], address=address,
+                                workers=workers)
             else:
                 import multiprocessing as mp
 

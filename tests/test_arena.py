@@ -293,6 +293,7 @@ def test_statistics_equal_the_records_of_the_same_deals():
     assert (out["pig"][pigs_paid] == 1).all()
 
 
+@pytest.mark.slow  # a Ray instance starts (half a minute or more on a loaded machine)
 def test_walls_on_ray_give_a_local_runs_results():
     """``address`` plays the slices of walls as Ray tasks (here a local Ray instance): the
     results are those of a local run with as many workers, random agents' draws
@@ -308,8 +309,10 @@ def test_walls_on_ray_give_a_local_runs_results():
     one = run_arena(bots, 8, seed=4, tables=4)
     spread = run_arena(bots, 8, seed=4, tables=4, workers=2, address="local")
     np.testing.assert_array_equal(one.points, spread.points)
+    from agents.greedy import GreedyAgent
+
     with pytest.raises(ValueError, match="spec strings"):
-        run_arena([object()] * 4, 8, address="local")
+        run_arena([GreedyAgent()] * 4, 8, address="local")
 
 
 def test_arena_address_that_answers_nothing_is_one_line(capsys):

@@ -223,6 +223,7 @@ def test_cli(tmp_path, capsys):
     assert rc == 2 and "seed 1 (asked 9)" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a Ray instance starts (half a minute or more on a loaded machine)
 def test_a_ladder_on_ray_is_the_local_ladder():
     """``address``: every arena run's walls as Ray tasks (a local Ray instance, joined once for
     the ladder); the pairs' figures are those of the local run with as many workers."""

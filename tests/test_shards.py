@@ -76,6 +76,7 @@ def test_finished_shards_are_not_redone_and_a_stopped_run_resumes(tmp_path):
     assert "shard 3/3 s14.npz: 3 samples; 9 in" in lines[-1] and "samples/s" in lines[-1]
 
 
+@pytest.mark.slow  # a Ray instance starts (half a minute or more on a loaded machine)
 @pytest.mark.parametrize("main, argv", [(search_main, SEARCH), (rollout_main, ROLLOUT)])
 def test_local_ray_workers_write_the_one_process_commands_samples(main, argv, tmp_path):
     for seed in (5, 6):
