@@ -1,6 +1,6 @@
 """Train a masked PPO agent on the batched environment and measure it against the bots.
 
-    python train.py                      # the default demo: ~5 minutes on 2 CPU cores
+    python train.py                      # the default run: minutes on 2 CPU cores
     python train.py --total-steps 3000000 --tables 256 --opponents greedy --out runs/long
 
 Uses sb3-contrib's MaskablePPO (illegal actions are masked out of the policy) on
@@ -15,7 +15,12 @@ the observation planes (:mod:`agents.training.ppo_policy`) through two convoluti
 Before PPO the policy imitates a rule bot (``--imitate rules``, the default; ``none`` to
 start from scratch) for ``--imitate-steps`` learner decisions on the same environment,
 DAgger style (:mod:`agents.training.imitation`): PPO then refines a policy that already plays
-sensibly instead of discovering tile efficiency from nothing.
+sensibly instead of discovering tile efficiency from nothing. By default the policy also
+reads the rules bot's choice as advice planes (``--advice auto``:
+:mod:`agents.training.advice`), so that the imitation ends where ``rules`` is, and PPO is
+held near that start by a KL penalty (``--kl-coef``, :mod:`agents.training.kl_ppo`): it
+moves only where its advantages keep paying. The final evaluation plays the start too
+(``start.zip``), on the same walls, and the last line says what PPO itself added.
 
 Writes to ``--out``: ``model.zip`` (the final policy), ``checkpoints/`` (periodic),
 ``tb/`` (TensorBoard logs: ``tensorboard --logdir OUT/tb``), ``eval.jsonl`` (every periodic
@@ -60,8 +65,9 @@ DEFAULT_CHANNELS = 64
 #: ``random`` bots after the imitation of ``rules``) two passes halved the update's cost and
 #: ended stronger against ``greedy`` and head to head (docs/performance.md).
 DEFAULT_EPOCHS = 2
-#: ``--kl-coef`` when not given (see docs/training.md, "What the default run reaches").
-DEFAULT_KL = 0.0
+#: ``--kl-coef`` when not given: PPO held near its imitated start
+#: (docs/history/expert-iteration.md).
+DEFAULT_KL = 0.5
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -88,8 +94,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--address", default=None,
                    help="rllib: join this Ray cluster (e.g. auto or HOST:6379); default: "
                         "start a local Ray instance")
-    p.add_argument("--total-steps", type=int, default=300_000,
-                   help="PPO learner decisions after the warm start (300000)")
+    p.add_argument("--total-steps", type=int, default=100_000,
+                   help="PPO learner decisions after the warm start, rounded up to whole "
+                        "rollouts of --n-steps x environments (100000: 7 rollouts)")
     p.add_argument("--tables", type=int, default=64,
                    help="tables per learner seat (sb3) or per env runner (rllib) (64)")
     p.add_argument("--learner-seats", default="0,1,2,3",
@@ -113,7 +120,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help=f"PPO passes over each rollout ({DEFAULT_EPOCHS})")
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--gamma", type=float, default=0.995)
-    p.add_argument("--ent-coef", type=float, default=0.01)
+    p.add_argument("--ent-coef", type=float, default=0.0,
+                   help="entropy bonus (0: none; a bonus pulls the policy off its start "
+                        "against the KL penalty)")
     p.add_argument("--kl-coef", type=float, default=DEFAULT_KL,
                    help="weight of KL(policy || start) in PPO's loss: the start is the "
                         "policy after the warm start (or the resumed checkpoint), and PPO "
@@ -147,8 +156,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="warm start: imitate this bot (rules, greedy) before PPO, DAgger "
                         "style (agents/imitation.py); none = start from scratch; skipped "
                         "with --resume (rules)")
-    p.add_argument("--imitate-steps", type=int, default=200_000,
-                   help="learner decisions labelled by the teacher (200000)")
+    p.add_argument("--imitate-steps", type=int, default=120_000,
+                   help="learner decisions labelled by the teacher, rounded up to whole "
+                        "chunks of 32 x environments (120000: 15 chunks)")
     p.add_argument("--imitate-epochs", type=int, default=8,
                    help="passes over each labelled chunk (8)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
