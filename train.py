@@ -580,11 +580,33 @@ def main(argv: list[str] | None = None) -> int:
                 self.next_eval += args.eval_every
             return True
 
+    class StepBar(BaseCallback):
+        """A tqdm bar of the PPO decisions (SB3's own bar is rich's, which draws nothing
+        into a log file) counting to ``total``, whole rollouts: it ends at its total."""
+
+        def __init__(self, total: int) -> None:
+            super().__init__()
+            self.total = total
+            self.bar: Any = None
+
+        def _on_training_start(self) -> None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.total, unit="step", desc="PPO", file=sys.stderr)
+
+        def _on_step(self) -> bool:
+            self.bar.update(self.training_env.num_envs)
+            return True
+
+        def _on_training_end(self) -> None:
+            self.bar.close()
+
     callbacks = CallbackList([
         *([CheckpointCallback(save_freq=max(1, args.checkpoint_every // n_envs),
                               save_path=str(out / "checkpoints"), name_prefix="ppo")]
           if args.checkpoint_every else []),
         Periodic(),
+        *([StepBar(planned)] if not args.no_progress else []),
     ])
     print(f"training MaskablePPO: {planned:,} steps ({planned // (n_envs * model.n_steps)} "
           f"rollouts of {n_envs * model.n_steps:,}; --total-steps {args.total_steps:,} "
@@ -596,7 +618,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     with network_precision(model.policy, args.precision):
         model.learn(total_timesteps=planned, callback=callbacks,
-                    progress_bar=not args.no_progress, reset_num_timesteps=not args.resume)
+                    reset_num_timesteps=not args.resume)
     train_time = time.perf_counter() - t0
     model.save(out / "model.zip")
     steps_done = int(model.num_timesteps) - start_steps
