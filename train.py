@@ -94,9 +94,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--address", default=None,
                    help="rllib: join this Ray cluster (e.g. auto or HOST:6379); default: "
                         "start a local Ray instance")
-    p.add_argument("--total-steps", type=int, default=100_000,
+    p.add_argument("--total-steps", type=int, default=49_152,
                    help="PPO learner decisions after the warm start, rounded up to whole "
-                        "rollouts of --n-steps x environments (100000: 7 rollouts)")
+                        "rollouts of --n-steps x environments (49152: 3 rollouts of "
+                        "64 steps x 256 environments)")
     p.add_argument("--tables", type=int, default=64,
                    help="tables per learner seat (sb3) or per env runner (rllib) (64)")
     p.add_argument("--learner-seats", default="0,1,2,3",
@@ -156,9 +157,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="warm start: imitate this bot (rules, greedy) before PPO, DAgger "
                         "style (agents/imitation.py); none = start from scratch; skipped "
                         "with --resume (rules)")
-    p.add_argument("--imitate-steps", type=int, default=120_000,
+    p.add_argument("--imitate-steps", type=int, default=57_344,
                    help="learner decisions labelled by the teacher, rounded up to whole "
-                        "chunks of 32 x environments (120000: 15 chunks)")
+                        "chunks of 32 steps x environments (57344: 7 chunks of 32 x 256)")
     p.add_argument("--imitate-epochs", type=int, default=8,
                    help="passes over each labelled chunk (8)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
