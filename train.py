@@ -372,9 +372,10 @@ def warm_start(model: Any, env: Any, teacher: Any, args: argparse.Namespace) -> 
 
     per_chunk = CHUNK * env.num_envs
     total = -(-args.imitate_steps // per_chunk) * per_chunk  # imitate learns whole chunks
+    rounded = (f"; --imitate-steps {args.imitate_steps:,} rounded up"
+               if total != args.imitate_steps else "")
     print(f"imitating {args.imitate}: {total:,} learner decisions ({total // per_chunk} chunks "
-          f"of {per_chunk:,}; --imitate-steps {args.imitate_steps:,} rounded up), "
-          f"{args.imitate_epochs} passes per chunk", flush=True)
+          f"of {per_chunk:,}{rounded}), {args.imitate_epochs} passes per chunk", flush=True)
 
     history: list[dict[str, Any]] = []
     bar = None
@@ -609,9 +610,11 @@ def main(argv: list[str] | None = None) -> int:
         Periodic(),
         *([StepBar(planned)] if not args.no_progress else []),
     ])
+    rounded = (f"; --total-steps {args.total_steps:,} rounded up"
+               if planned != args.total_steps else "")
     print(f"training MaskablePPO: {planned:,} steps ({planned // (n_envs * model.n_steps)} "
-          f"rollouts of {n_envs * model.n_steps:,}; --total-steps {args.total_steps:,} "
-          f"rounded up), KL to the start {args.kl_coef:g}, {n_envs} envs "
+          f"rollouts of {n_envs * model.n_steps:,}{rounded}), KL to the start "
+          f"{args.kl_coef:g}, {n_envs} envs "
           f"({args.tables} tables x seats {seats}), opponents {args.opponents}, "
           f"rules {args.rules}, learner on {args.device} ({args.threads} torch threads, "
           f"{args.precision}), {args.channels} channels, out {out}", flush=True)
