@@ -102,10 +102,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="tables per learner seat (sb3) or per env runner (rllib) (64)")
     p.add_argument("--learner-seats", default="0,1,2,3",
                    help="seats the learner plays, one table set each (0,1,2,3)")
-    p.add_argument("--opponents", default="random",
+    p.add_argument("--opponents", default="greedy",
                    help="bot for the other seats: random, greedy, rules, self, ppo:PATH, "
                         "rllib:PATH, package.module:Class, path/to/file.py:Class; or three "
-                        "comma-separated (random); with --backend rllib, self = self-play "
+                        "comma-separated (greedy); with --backend rllib, self = self-play "
                         "at all four seats")
     p.add_argument("--rules", default="mil", choices=["mil", "mahjongsoft"])
     p.add_argument("--seed", type=int, default=0)
