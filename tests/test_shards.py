@@ -110,8 +110,13 @@ def _free_port() -> int:
 
 @pytest.fixture
 def ray_head():
-    """A Ray head on 127.0.0.1 with two CPUs, started for the test and stopped after (its
-    own temporary folder and ports, so no other Ray instance on the machine is touched)."""
+    """A Ray head on this machine with two CPUs, started for the test and stopped after
+    (its own temporary folder and ports, so no other Ray instance here is touched). Ray
+    2.60 rewrites 127.0.0.1 in an address to the machine's own address before it connects,
+    so the head listens there (the address Ray itself picks), not on the loopback."""
+    from ray._private.services import get_node_ip_address
+
+    ip = get_node_ip_address()
     port = _free_port()
     temp = tempfile.mkdtemp(prefix="rayt", dir="/tmp")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -122,15 +127,15 @@ def ray_head():
              "--object-manager-port", str(_free_port())]
     head = subprocess.Popen(
         [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block",
-         "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "2",
+         "--node-ip-address", ip, "--port", str(port), "--num-cpus", "2",
          "--include-dashboard", "false", "--temp-dir", temp, "--disable-usage-stats", *ports],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    address = f"127.0.0.1:{port}"
+    address = f"{ip}:{port}"
     try:
         deadline = time.time() + 120
         while True:
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                socket.create_connection((ip, port), timeout=1).close()
                 break
             except OSError:
                 if head.poll() is not None or time.time() > deadline:
