@@ -109,7 +109,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def ray_head():
+def ray_head(monkeypatch):
     """A Ray head on this machine with two CPUs, started for the test and stopped after
     (its own temporary folder and ports, so no other Ray instance here is touched). Ray
     2.60 rewrites 127.0.0.1 in an address to the machine's own address before it connects,
@@ -119,6 +119,9 @@ def ray_head():
     ip = get_node_ip_address()
     port = _free_port()
     temp = tempfile.mkdtemp(prefix="rayt", dir="/tmp")
+    # no token authentication: Ray 2.60 keeps its token in ~/.ray, which every Ray
+    # instance of this user shares; this head lives for one test on this machine only
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("RAY_ADDRESS", None)
     ports = ["--ray-client-server-port", str(_free_port()),
