@@ -18,7 +18,8 @@ def tiny_run(tmp_path_factory):
            "--n-steps", "64", "--batch-size", "256", "--eval-every", "2048",
            "--eval-deals", "8", "--final-eval-deals", "16", "--checkpoint-every", "2048",
            "--out", str(out), "--no-progress", "--seed", "3",
-           "--imitate", "greedy", "--imitate-steps", "1024", "--imitate-epochs", "2"]
+           "--imitate", "greedy", "--imitate-steps", "1024", "--imitate-epochs", "2",
+           "--advice", "none"]  # a model of the planes alone (advice: the test below)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out, proc.stdout
