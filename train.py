@@ -1,6 +1,6 @@
 """Train a masked PPO agent on the batched environment and measure it against the bots.
 
-    python train.py                      # the default demo: ~5 minutes on 2 CPU cores
+    python train.py                      # the default run: minutes on 2 CPU cores
     python train.py --total-steps 3000000 --tables 256 --opponents greedy --out runs/long
 
 Uses sb3-contrib's MaskablePPO (illegal actions are masked out of the policy) on
@@ -15,7 +15,12 @@ the observation planes (:mod:`agents.training.ppo_policy`) through two convoluti
 Before PPO the policy imitates a rule bot (``--imitate rules``, the default; ``none`` to
 start from scratch) for ``--imitate-steps`` learner decisions on the same environment,
 DAgger style (:mod:`agents.training.imitation`): PPO then refines a policy that already plays
-sensibly instead of discovering tile efficiency from nothing.
+sensibly instead of discovering tile efficiency from nothing. By default the policy also
+reads the rules bot's choice as advice planes (``--advice auto``:
+:mod:`agents.training.advice`), so that the imitation ends where ``rules`` is, and PPO is
+held near that start by a KL penalty (``--kl-coef``, :mod:`agents.training.kl_ppo`): it
+moves only where its advantages keep paying. The final evaluation plays the start too
+(``start.zip``), on the same walls, and the last line says what PPO itself added.
 
 Writes to ``--out``: ``model.zip`` (the final policy), ``checkpoints/`` (periodic),
 ``tb/`` (TensorBoard logs: ``tensorboard --logdir OUT/tb``), ``eval.jsonl`` (every periodic
@@ -62,6 +67,9 @@ DEFAULT_CHANNELS = 64
 #: ``random`` bots after the imitation of ``rules``) two passes halved the update's cost and
 #: ended stronger against ``greedy`` and head to head (docs/history/performance.md).
 DEFAULT_EPOCHS = 2
+#: ``--kl-coef`` when not given: PPO held near its imitated start
+#: (docs/history/expert-iteration.md).
+DEFAULT_KL = 0.5
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -88,15 +96,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--address", default=None,
                    help="rllib: join this Ray cluster (e.g. auto or HOST:6379); default: "
                         "start a local Ray instance")
-    p.add_argument("--total-steps", type=int, default=300_000,
-                   help="PPO learner decisions after the warm start (300000)")
+    p.add_argument("--total-steps", type=int, default=49_152,
+                   help="PPO learner decisions after the warm start, rounded up to whole "
+                        "rollouts of --n-steps x environments (49152: 3 rollouts of "
+                        "64 steps x 256 environments)")
     p.add_argument("--tables", type=int, default=64,
                    help="tables per learner seat (sb3) or per env runner (rllib) (64)")
     p.add_argument("--learner-seats", default="0,1,2,3",
                    help="seats the learner plays, one table set each (0,1,2,3)")
-    p.add_argument("--opponents", default="random",
+    p.add_argument("--opponents", default="greedy",
                    help=agents_help("bot for the other seats, or three comma-separated "
-                                    "(random); self: the learner itself (with --backend "
+                                    "(greedy); self: the learner itself (with --backend "
                                     "rllib, self-play at all four seats)"))
     p.add_argument("--rules", default="mil", choices=["mil", "mahjongsoft"])
     p.add_argument("--seed", type=int, default=0)
@@ -112,7 +122,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help=f"PPO passes over each rollout ({DEFAULT_EPOCHS})")
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--gamma", type=float, default=0.995)
-    p.add_argument("--ent-coef", type=float, default=0.01)
+    p.add_argument("--ent-coef", type=float, default=0.0,
+                   help="entropy bonus (0: none; a bonus pulls the policy off its start "
+                        "against the KL penalty)")
+    p.add_argument("--kl-coef", type=float, default=DEFAULT_KL,
+                   help="weight of KL(policy || start) in PPO's loss: the start is the "
+                        "policy after the warm start (or the resumed checkpoint), and PPO "
+                        "moves away from it only where its advantages keep paying; 0: plain "
+                        f"MaskablePPO ({DEFAULT_KL})")
     p.add_argument("--checkpoint-every", type=int, default=200_000,
                    help="steps (200000; 0: off)")
     p.add_argument("--eval-every", type=int, default=200_000, help="steps (200000; 0: off)")
@@ -129,9 +146,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--features", default="analysis", choices=["analysis", "raw"],
                    help="observation for the policy: raw planes, or with the hand-analysis "
                         "planes of agents.training.features (default analysis)")
-    p.add_argument("--advice", default="none",
+    p.add_argument("--advice", default="auto",
                    help="give the policy a bot's choice for each decision as extra input "
-                        "planes (agents/advice.py): rules, greedy or none (none)")
+                        "planes (agents/training/advice.py): rules, greedy or none; auto: "
+                        "rules, except in self-play and with --backend rllib (none) and "
+                        "with --resume (the checkpoint's) (auto)")
     p.add_argument("--oracle-critic", action="store_true",
                    help="the value function also reads the hidden tiles (other hands, the "
                         "wall) during training; the policy never does (agents/oracle_critic.py)")
@@ -139,8 +158,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="warm start: imitate this bot (rules, greedy) before PPO, DAgger "
                         "style (agents/imitation.py); none = start from scratch; skipped "
                         "with --resume (rules)")
-    p.add_argument("--imitate-steps", type=int, default=200_000,
-                   help="learner decisions labelled by the teacher (200000)")
+    p.add_argument("--imitate-steps", type=int, default=57_344,
+                   help="learner decisions labelled by the teacher, rounded up to whole "
+                        "chunks of 32 steps x environments (57344: 7 chunks of 32 x 256)")
     p.add_argument("--imitate-epochs", type=int, default=8,
                    help="passes over each labelled chunk (8)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -176,7 +196,7 @@ INT_LIMITS = (
 # (flag, smallest value, whether the smallest value itself is allowed); all finite
 FLOAT_LIMITS = (
     ("--num-gpus-per-learner", 0.0, True), ("--lr", 0.0, False), ("--ent-coef", 0.0, True),
-    ("--time-limit", 0.0, True), ("--gamma", 0.0, False),
+    ("--time-limit", 0.0, True), ("--gamma", 0.0, False), ("--kl-coef", 0.0, True),
 )
 
 
@@ -228,6 +248,8 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         problem = address_problem(args.address)
         if problem is not None:
             p.error(problem)
+    if args.advice == "auto":
+        args.advice = resolved_advice(args)
     problem = out_problem(args.out)
     if problem is not None:
         p.error(problem)
@@ -266,6 +288,32 @@ def out_problem(path: str) -> str | None:
     for folder in missing:  # deepest first
         folder.rmdir()
     return None
+
+
+def resolved_advice(args: argparse.Namespace) -> str:
+    """``--advice auto``: the adviser of a resumed checkpoint (none when it has none);
+    none in self-play and with the rllib backend (neither reads advice planes); else
+    ``rules``, so that the imitation starts PPO where the rules bot is."""
+    if args.resume is not None:
+        return checkpoint_adviser(args.resume) or "none"
+    if args.backend == "rllib" or "self" in args.opponents.split(","):
+        return "none"
+    return "rules"
+
+
+def checkpoint_adviser(path: str) -> str | None:
+    """The adviser named in an SB3 checkpoint's saved input layout (``sichuan_input`` in
+    the zip's ``data``), None when it names none or cannot be read."""
+    import zipfile
+
+    file = path if Path(path).is_file() else path + ".zip"
+    try:
+        with zipfile.ZipFile(file) as z:
+            data = json.loads(z.read("data"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return None
+    layout = data.get("sichuan_input")
+    return layout.get("adviser") if isinstance(layout, dict) else None
 
 
 def resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -321,31 +369,45 @@ def make_opponents(spec: str, seed: int, model: Any = None) -> list[Any]:
 def warm_start(model: Any, env: Any, teacher: Any, args: argparse.Namespace) -> dict[str, Any]:
     """Imitate ``teacher`` (the ``--imitate`` bot) for ``--imitate-steps`` learner decisions
     before PPO."""
-    from agents.training.imitation import imitate
+    from agents.training.imitation import CHUNK, imitate
 
-    print(f"imitating {args.imitate}: {args.imitate_steps:,} learner decisions, "
-          f"{args.imitate_epochs} passes per chunk", flush=True)
+    per_chunk = CHUNK * env.num_envs
+    total = -(-args.imitate_steps // per_chunk) * per_chunk  # imitate learns whole chunks
+    rounded = (f"; --imitate-steps {args.imitate_steps:,} rounded up"
+               if total != args.imitate_steps else "")
+    print(f"imitating {args.imitate}: {total:,} learner decisions ({total // per_chunk} chunks "
+          f"of {per_chunk:,}{rounded}), {args.imitate_epochs} passes per chunk", flush=True)
 
     history: list[dict[str, Any]] = []
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="decision", desc="imitation", file=sys.stderr)
 
     def log(s: Any) -> None:
         history.append(vars(s))
-        if not args.no_progress and len(history) % 4 == 0:
-            print(f"  {s.steps:>9,} decisions {s.seconds:6.0f} s  agreement "
-                  f"{s.agreement:.3f}  cross-entropy {s.cross_entropy:.3f}", flush=True)
+        if bar is not None:
+            bar.update(s.steps - bar.n)
+            bar.set_postfix(agreement=f"{s.agreement:.3f}",
+                            cross_entropy=f"{s.cross_entropy:.3f}")
 
     stats = imitate(model, env, teacher, args.imitate_steps, epochs=args.imitate_epochs,
                     seed=args.seed, log=log)
+    if bar is not None:
+        bar.close()
     print(f"imitation done in {stats.seconds:.0f} s: the policy's first choice agrees with "
           f"{args.imitate} on {stats.agreement:.1%} of the last chunk's decisions", flush=True)
     return {"teacher": args.imitate, **vars(stats), "history": history}
 
 
 def evaluate(model: Any, rules: str, walls: int, seed: int, opponents=("random", "greedy"),
-             tables: int = 512) -> dict[str, Any]:
+             tables: int = 512, keep_walls: bool = False) -> dict[str, Any]:
     """Duplicate arena: the agent against three copies of each opponent bot, ``walls``
     walls each played four times with the seats rotated. ``model`` is an SB3 model or an
-    agent (an object with ``act_batch``)."""
+    agent (an object with ``act_batch``). ``keep_walls``: each row also holds
+    ``_wall_diffs``, the agent's points minus the bot's per wall (to pair two
+    evaluations; :func:`public` drops it)."""
     from agents.arena import run_arena
     from agents.models.ppo import PPOAgent
 
@@ -364,6 +426,8 @@ def evaluate(model: Any, rules: str, walls: int, seed: int, opponents=("random",
             "hu_rate": stats["hu_rate"], "deal_in_rate": stats["deal_in_rate"],
             "flower_pig_rate": stats["flower_pig_rate"],
         }
+        if keep_walls:
+            results[name]["_wall_diffs"] = res.unit_means("ppo") - res.unit_means(name)
     return results
 
 
@@ -445,12 +509,17 @@ def main(argv: list[str] | None = None) -> int:
         policy, kwargs = OracleCriticPolicy, policy_kwargs(channels=args.channels,
                                                            policy_planes=env.policy_planes)
     n_envs = env.num_envs
+    ppo_class = MaskablePPO
+    if args.kl_coef > 0:
+        from agents.training.kl_ppo import KLMaskablePPO
+
+        ppo_class = KLMaskablePPO
     if args.resume:
-        model = load_model(args.resume, env=env, device=args.device,
+        model = load_model(args.resume, cls=ppo_class, env=env, device=args.device,
                            tensorboard_log=str(out / "tb"), **resume_overrides(args))
         args.channels = resumed_channels(args, network_channels(model.policy))
     else:
-        model = MaskablePPO(
+        model = ppo_class(
             policy, env, n_steps=args.n_steps, batch_size=args.batch_size,
             n_epochs=args.epochs, learning_rate=args.lr, gamma=args.gamma, gae_lambda=0.95,
             ent_coef=args.ent_coef, policy_kwargs=kwargs, seed=args.seed,
@@ -466,10 +535,22 @@ def main(argv: list[str] | None = None) -> int:
         None if args.advice == "none" else args.advice, args.oracle_critic)
     if self_play:
         env.unwrapped.opponents = make_opponents(args.opponents, args.seed, model)
+    if teacher is not None and args.advice == args.imitate and not args.oracle_critic:
+        from agents.training.advice import AdviceTeacher
+
+        teacher = AdviceTeacher(env)  # the advice is the teacher's choice: ask once
     imitation = None
     if teacher is not None:
         with network_precision(model.policy, args.precision):
             imitation = warm_start(model, env, teacher, args)
+    if args.kl_coef > 0:
+        model.kl_coef = args.kl_coef
+        model.freeze_reference()  # the start: after the warm start, or the checkpoint
+    # the start, kept to measure what PPO itself adds (the final evaluation plays it too)
+    start_path = out / "start.zip"
+    if args.total_steps > 0:
+        model.save(start_path)
+    planned = planned_steps(args.total_steps, n_envs * model.n_steps)
 
     class Periodic(BaseCallback):
         """Self-play snapshot refresh and periodic arena evaluation."""
@@ -502,21 +583,47 @@ def main(argv: list[str] | None = None) -> int:
                 self.next_eval += args.eval_every
             return True
 
+    class StepBar(BaseCallback):
+        """A tqdm bar of the PPO decisions (SB3's own bar is rich's, which draws nothing
+        into a log file) counting to ``total``, whole rollouts: it ends at its total."""
+
+        def __init__(self, total: int) -> None:
+            super().__init__()
+            self.total = total
+            self.bar: Any = None
+
+        def _on_training_start(self) -> None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.total, unit="step", desc="PPO", file=sys.stderr)
+
+        def _on_step(self) -> bool:
+            self.bar.update(self.training_env.num_envs)
+            return True
+
+        def _on_training_end(self) -> None:
+            self.bar.close()
+
     callbacks = CallbackList([
         *([CheckpointCallback(save_freq=max(1, args.checkpoint_every // n_envs),
                               save_path=str(out / "checkpoints"), name_prefix="ppo")]
           if args.checkpoint_every else []),
         Periodic(),
+        *([StepBar(planned)] if not args.no_progress else []),
     ])
-    print(f"training MaskablePPO: {args.total_steps:,} steps, {n_envs} envs "
+    rounded = (f"; --total-steps {args.total_steps:,} rounded up"
+               if planned != args.total_steps else "")
+    print(f"training MaskablePPO: {planned:,} steps ({planned // (n_envs * model.n_steps)} "
+          f"rollouts of {n_envs * model.n_steps:,}{rounded}), KL to the start "
+          f"{args.kl_coef:g}, {n_envs} envs "
           f"({args.tables} tables x seats {seats}), opponents {args.opponents}, "
           f"rules {args.rules}, learner on {args.device} ({args.threads} torch threads, "
           f"{args.precision}), {args.channels} channels, out {out}", flush=True)
     start_steps = int(model.num_timesteps)
     t0 = time.perf_counter()
     with network_precision(model.policy, args.precision):
-        model.learn(total_timesteps=args.total_steps, callback=callbacks,
-                    progress_bar=not args.no_progress, reset_num_timesteps=not args.resume)
+        model.learn(total_timesteps=planned, callback=callbacks,
+                    reset_num_timesteps=not args.resume)
     train_time = time.perf_counter() - t0
     model.save(out / "model.zip")
     steps_done = int(model.num_timesteps) - start_steps
@@ -527,26 +634,43 @@ def main(argv: list[str] | None = None) -> int:
 
     t1 = time.perf_counter()
     results = evaluate(model, args.rules, args.final_eval_deals, args.seed + 1000,
-                       opponents=eval_against)
+                       opponents=eval_against, keep_walls=True)
+    start_results = None
+    if start_path.is_file() and steps_done > 0:  # the start on the same walls
+        start_results = evaluate(load_model(start_path, device="cpu"), args.rules,
+                                 args.final_eval_deals, args.seed + 1000,
+                                 opponents=eval_against, keep_walls=True)
     print(f"\nfinal evaluation (duplicate arena, {args.final_eval_deals} walls x 4 seatings, "
           f"{time.perf_counter() - t1:.0f} s); 95% confidence intervals")
     print(format_results(results))
+    if start_results is not None:
+        print(f"the start ({start_path.name}, before PPO) on the same walls:")
+        print(format_results(start_results))
+    contribution = ppo_contribution(results, start_results)
     summary = {"args": vars(args), "steps": steps_done, "train_seconds": train_time,
-               "steps_per_second": sps, "imitation": imitation, "results": results}
+               "steps_per_second": sps, "imitation": imitation,
+               "results": public(results), "start_results": public(start_results),
+               "ppo_contribution": contribution}
     (out / "results.json").write_text(json.dumps(summary, indent=2))
     for name, r in results.items():
         print(f"beats {name} (CI excludes zero):", "yes" if r["diff_ci95"][0] > 0 else "no")
-    print(compare_line(results, args.rules))
+    print(compare_line(results, args.rules, contribution))
     return 0
 
 
-def compare_line(results: dict[str, Any], rules: str) -> str:
-    """This run's result next to the shipped agents' ladder rows for the preset."""
-    from agents.models.ppo import shipped_rows
+    p.add_argument("--opponents", default="greedy",
+                   help=agents_help("bot for the other seats, or three comma-separated "
+                                    "(greedy); self: the learner itself (with --backend "
+                                    "rllib, self-play at all four seats)"))
 
     mine = ", ".join(f"{r['diff_vs_bot']:+.3f} vs {name}" for name, r in results.items())
+    ppo = ""
+    if contribution:
+        ppo = " (PPO's own part: " + ", ".join(
+            f"{c['mean']:+.3f} [{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}] vs {name}"
+            for name, c in contribution.items()) + ")"
     shipped = "; ".join(shipped_rows(rules)) or "none for this preset"
-    return (f"this run: {mine}; shipped ({rules}): {shipped}; how they were made: "
+    return (f"this run: {mine}{ppo}; shipped ({rules}): {shipped}; how they were made: "
             "docs/models.md")
 
 

@@ -326,15 +326,20 @@ def run_arena(
     agent_seed: int | None = None,
     command: str = "",
     keep_logs: bool = False,
+    address: str | None = None,
 ) -> ArenaResult:
     """Play ``deals`` deals between four agents (specs for :func:`make_agent` or agent
     objects; equal specs are one agent) and return their statistics.
 
     ``workers`` > 1 splits the walls over that many processes (agents given as specs
     only); the deals and their results are the same as with one worker, except for the
-    random agents' own draws. ``records``: write the first ``record_deals`` deals there as
-    game records, with each event's legal options when ``legal``. ``keep_logs`` (one
-    worker): keep every deal's actions in ``result.logs`` (for :func:`replay_records`)."""
+    random agents' own draws. ``address`` plays the slices as Ray tasks on that cluster
+    (``auto``, ``HOST:PORT``; ``local``: a new local Ray instance), one slice per cluster
+    CPU unless ``workers`` is given: the results are those of a local run with as many
+    workers (:mod:`agents.distributed`). ``records``: write the first ``record_deals``
+    deals there as game records, with each event's legal options when ``legal``.
+    ``keep_logs`` (one worker): keep every deal's actions in ``result.logs`` (for
+    :func:`replay_records`)."""
     if len(agents) != 4:
         raise ValueError(f"four seats are needed, got {len(agents)}")
     if deals < 1:
@@ -356,36 +361,54 @@ def run_arena(
     T = max(1, min(int(tables), D))
     n_rec = min(int(record_deals), D) if records is not None else 0
     if keep_logs:
-        if workers > 1:
-            raise ValueError("keep_logs needs one worker")
+        if workers > 1 or address is not None:
+            raise ValueError("keep_logs needs one local worker")
         n_rec = D
     desc = " vs ".join(_agent_name(a) for a in agents)
-    workers = max(1, min(int(workers), -(-D // 4)))
-    if workers > 1 and not all(isinstance(a, str) for a in agents):
-        raise ValueError("workers > 1 needs agents given as spec strings")
+    if (workers > 1 or address is not None) and not all(isinstance(a, str) for a in agents):
+        raise ValueError("workers > 1 and address need agents given as spec strings")
     t0 = time.perf_counter()
+    started = False
+    if address is not None:
+        from agents.distributed import cluster_cpus, start_ray
+
+        started = start_ray(address, workers)
+        if workers <= 1:  # one slice of walls per CPU of the cluster
+            workers = cluster_cpus()
+    workers = max(1, min(int(workers), -(-D // 4)))
     try:
-        if workers == 1:
+        if workers == 1 and address is None:
             bots: dict[str, dict[str, Any]] = {}
             out, end_reason, logs = _play(objs, names, seeds, deal_agent, rules, T, n_rec,
                                           desc if progress else None, bots=bots)
         else:
-            import multiprocessing as mp
-
             close_agents(objs, agents)  # each worker starts its own programs
             step = -(-D // (4 * workers)) * 4
             bounds = [(lo, min(D, lo + step)) for lo in range(0, D, step)]
             jobs = [(list(agents), aseed, k, seeds[lo:hi], deal_agent[lo:hi], rules, T,
-                     n_rec if k == 0 else 0, desc if (progress and k == 0) else None)
+                     n_rec if k == 0 else 0,
+                     desc if (progress and k == 0 and address is None) else None)
                     for k, (lo, hi) in enumerate(bounds)]
-            with _worker_context(mp).Pool(len(jobs)) as pool:
-                parts = pool.map(_play_job, jobs)
+            if address is not None:  # Ray tasks, the results in the slices' order
+                from agents.distributed import ordered
+
+                parts = ordered(_play_job, [(j,) for j in jobs], address=address,
+                                workers=workers)
+            else:
+                import multiprocessing as mp
+
+                with _worker_context(mp).Pool(len(jobs)) as pool:
+                    parts = pool.map(_play_job, jobs)
             out = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
             end_reason = np.concatenate([p[1] for p in parts])
             logs = parts[0][2]
             bots = merge_bot_reports([p[3] for p in parts], [lo for lo, _ in bounds])
     finally:
         close_agents(objs, agents)
+        if started:
+            import ray
+
+            ray.shutdown()
     seconds = time.perf_counter() - t0
     res = ArenaResult(
         names=names, seats=[_agent_name(a) for a in agents], duplicate=duplicate,
@@ -610,6 +633,12 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             p.error(f"{flag} must be >= {low}, got {value}")
     if args.legal and args.records is None:
         p.error("--legal writes legal options into records: give --records FILE.jsonl too")
+    if getattr(args, "address", None) is not None:
+        from agents.distributed import address_problem
+
+        problem = address_problem(args.address)
+        if problem is not None:
+            p.error(problem)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -633,6 +662,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tables", type=int, default=1024, help="tables played at once")
     p.add_argument("--workers", type=int, default=1,
                    help="processes sharing the walls (default 1; the machine has 2 cores)")
+    p.add_argument("--address", default=None,
+                   help="play the walls as Ray tasks on this cluster (auto or HOST:PORT), "
+                        "one slice per CPU unless --workers is given; the results are a "
+                        "local run's with as many workers")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     check_args(p, args)
@@ -647,7 +680,7 @@ def main(argv: list[str] | None = None) -> int:
             seats, args.deals, duplicate=args.duplicate, seed=args.seed, rules=args.rules,
             tables=args.tables, progress=not args.no_progress and progress_available(),
             records=args.records, record_deals=args.record_deals, legal=args.legal,
-            workers=args.workers,
+            workers=args.workers, address=args.address,
             command="python -m agents.arena " + " ".join(
                 shlex.quote(x) for x in (sys.argv[1:] if argv is None else argv)),
         )

@@ -80,9 +80,11 @@ END = "<!-- ladder:end -->"
 
 
 def play_pair(a: Any, b: Any, deals: int, seed: int = 1, rules: str = "mil",
-              tables: int = 1024, workers: int = 1, progress: bool = False) -> dict[str, Any]:
+              tables: int = 1024, workers: int = 1, progress: bool = False,
+              address: str | None = None) -> dict[str, Any]:
     """Both seatings of one pair (``deals / 2`` deals each, same walls) and the pair's
-    difference ``a − b`` in points per deal with its 95% CI."""
+    difference ``a − b`` in points per deal with its 95% CI (``address``: the walls as
+    Ray tasks on that cluster, see :func:`agents.arena.run_arena`)."""
     half = max(4, -(-deals // 2))
     name_a, name_b = _agent_name(a), _agent_name(b)
     runs = []
@@ -90,7 +92,7 @@ def play_pair(a: Any, b: Any, deals: int, seed: int = 1, rules: str = "mil",
     t0 = time.perf_counter()
     for seats in ([a, b, b, b], [b, a, a, a]):
         res = run_arena(seats, half, seed=seed, rules=rules, tables=tables, workers=workers,
-                        progress=progress)
+                        progress=progress, address=address)
         diffs.append(res.unit_means(name_a) - res.unit_means(name_b))
         runs.append({
             "seats": [_agent_name(s) for s in seats],
@@ -238,9 +240,11 @@ def load_resume(path: str | Path, deals: int, seed: int, rules: str) -> list[dic
 def run_ladder(agents: Sequence[Any], deals: int, seed: int = 1, rules: str = "mil", *,
                tables: int = 1024, workers: int = 1, progress: bool = False,
                done: Sequence[dict[str, Any]] = (), out: str | Path | None = None,
-               command: str = "", log: Any = None) -> dict[str, Any]:
+               command: str = "", log: Any = None, address: str | None = None
+               ) -> dict[str, Any]:
     """Play every pair not in ``done`` (see the module docstring) and return the ladder
-    as a dict (what ``--out`` holds); ``out`` is rewritten after every pair."""
+    as a dict (what ``--out`` holds); ``out`` is rewritten after every pair. ``address``:
+    every arena run's walls as Ray tasks on that cluster (joined once for the ladder)."""
     names = [_agent_name(a) for a in agents]
     if len(names) < 2:
         raise ValueError("a ladder needs at least two agents")
@@ -255,6 +259,26 @@ def run_ladder(agents: Sequence[Any], deals: int, seed: int = 1, rules: str = "m
         finished[(p["b"], p["a"])] = flip_pair(p)
     todo = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
     pairs: list[dict[str, Any]] = []
+    started = False
+    if address is not None:
+        from agents.distributed import start_ray
+
+        started = start_ray(address, workers)
+    try:
+        ladder, reused = _play_pairs(agents, names, todo, finished, pairs, deals, seed, rules,
+                                     tables, workers, progress, address, out, command, log)
+    finally:
+        if started:
+            import ray
+
+            ray.shutdown()
+    if out is not None and reused == len(todo):
+        _write_json(out, ladder)
+    return ladder
+
+
+def _play_pairs(agents, names, todo, finished, pairs, deals, seed, rules, tables, workers,
+                progress, address, out, command, log) -> tuple[dict[str, Any], int]:
     t0 = time.perf_counter()
     reused = 0
     ladder: dict[str, Any] = {}
@@ -267,14 +291,12 @@ def run_ladder(agents: Sequence[Any], deals: int, seed: int = 1, rules: str = "m
             if log is not None:
                 print(f"[{k + 1}/{len(todo)}] {names[i]} vs {names[j]}", file=log, flush=True)
             pairs.append(play_pair(agents[i], agents[j], deals, seed, rules, tables, workers,
-                                   progress))
+                                   progress, address))
         ladder = _ladder_dict(names, pairs, deals, seed, rules, command,
                               time.perf_counter() - t0, reused)
         if out is not None and key not in finished:
             _write_json(out, ladder)
-    if out is not None and reused == len(todo):
-        _write_json(out, ladder)
-    return ladder
+    return ladder, reused
 
 
 def _ladder_dict(names, pairs, deals, seed, rules, command, seconds, reused) -> dict:
@@ -449,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="reuse the finished pairs of this ladder JSON (default --out too)")
     p.add_argument("--tables", type=int, default=1024, help="tables played at once")
     p.add_argument("--workers", type=int, default=1, help="processes per arena run")
+    p.add_argument("--address", default=None,
+                   help="play every arena run's walls as Ray tasks on this cluster (auto or "
+                        "HOST:PORT), one slice per CPU unless --workers is given")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     for flag, value, low in (("--deals", args.deals, 8), ("--seed", args.seed, 0),
@@ -456,6 +481,12 @@ def main(argv: list[str] | None = None) -> int:
         if value < low:  # one line from argparse, exit status 2, before any work
             p.error(f"{flag} must be >= {low}, got {value}"
                     + (" (four deals per wall, two seatings)" if flag == "--deals" else ""))
+    if args.address is not None:
+        from agents.distributed import address_problem
+
+        problem = address_problem(args.address)
+        if problem is not None:
+            p.error(problem)
     limit_blas_threads(1)
     agents = [s.strip() for s in args.agents.split(",") if s.strip()]
     out = args.out if args.out is not None else args.resume
@@ -474,6 +505,7 @@ def main(argv: list[str] | None = None) -> int:
                 agent.close()
         ladder = run_ladder(agents, args.deals, args.seed, args.rules, tables=args.tables,
                             workers=args.workers, done=done, out=out, command=command,
+                            address=args.address,
                             progress=not args.no_progress and progress_available(),
                             log=sys.stderr)
         print(summary(ladder))

@@ -87,6 +87,26 @@ def test_advice_env_observation_is_planes_analysis_and_the_advisers_choice():
                 assert term.shape == obs.shape[1:] and not term[-N_ADVICE_PLANES:].any()
 
 
+def test_the_advice_teacher_answers_what_the_adviser_would():
+    """The imitation teacher that reads the env's advice gives the rules bot's own choice
+    for the observation the env returned, step after step (no second call of the bot)."""
+    from agents.training.advice import AdviceTeacher
+
+    base, env = _advised_env()
+    teacher, bot = AdviceTeacher(env), make_adviser("rules", seed=7)
+    with pytest.raises(RuntimeError, match="not advised"):
+        teacher.act_batch(None, env.action_masks())
+    env.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        masks = env.action_masks()
+        got = teacher.act_batch(None, masks)
+        np.testing.assert_array_equal(got, bot.act_batch(base.learner_inputs(bot), masks))
+        u = rng.random(masks.shape)
+        u[~masks] = -1
+        env.step(np.where(rng.random(len(got)) < 0.5, got, u.argmax(1)))
+
+
 @pytest.fixture(scope="module")
 def advised_model():
     from sb3_contrib import MaskablePPO

@@ -291,3 +291,35 @@ def test_statistics_equal_the_records_of_the_same_deals():
     assert want["self_drawn"].sum() > 0 and want["deal_ins"].sum() > 0
     # every penalised flower pig is counted (a pig that never discarded pays nothing)
     assert (out["pig"][pigs_paid] == 1).all()
+
+
+@pytest.mark.slow  # a Ray instance starts (half a minute or more on a loaded machine)
+def test_walls_on_ray_give_a_local_runs_results():
+    """``address`` plays the slices of walls as Ray tasks (here a local Ray instance): the
+    results are those of a local run with as many workers, random agents' draws
+    included, and of one worker for the deterministic bots."""
+    seats = ["greedy", "random", "greedy", "random"]
+    local = run_arena(seats, 24, seed=3, tables=4, workers=2)
+    ray = run_arena(seats, 24, seed=3, tables=4, workers=2, address="local")
+    assert ray.workers == local.workers == 2
+    for field in ("points", "hu", "self_drawn", "deal_ins", "win_value", "pig", "kong",
+                  "end_reason", "seeds"):
+        np.testing.assert_array_equal(getattr(local, field), getattr(ray, field))
+    bots = ["greedy", "rules", "greedy", "rules"]
+    one = run_arena(bots, 8, seed=4, tables=4)
+    spread = run_arena(bots, 8, seed=4, tables=4, workers=2, address="local")
+    np.testing.assert_array_equal(one.points, spread.points)
+    from agents.bots.greedy import GreedyAgent
+
+    with pytest.raises(ValueError, match="spec strings"):
+        run_arena([GreedyAgent()] * 4, 8, address="local")
+
+
+def test_arena_address_that_answers_nothing_is_one_line(capsys):
+    from agents.arena import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["--seats", "greedy,greedy,greedy,greedy", "--deals", "4",
+              "--address", "127.0.0.1:1"])
+    assert e.value.code == 2
+    assert "no Ray cluster answers" in capsys.readouterr().err

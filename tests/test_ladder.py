@@ -221,3 +221,15 @@ def test_cli(tmp_path, capsys):
     rc = main(["--agents", "random,greedy", "--deals", "16", "--seed", "9", "--resume", str(out),
                "--no-progress"])
     assert rc == 2 and "seed 1 (asked 9)" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # a Ray instance starts (half a minute or more on a loaded machine)
+def test_a_ladder_on_ray_is_the_local_ladder():
+    """``address``: every arena run's walls as Ray tasks (a local Ray instance, joined once for
+    the ladder); the pairs' figures are those of the local run with as many workers."""
+    agents = ["greedy", "random", "rules"]
+    local = ladder_mod.run_ladder(agents, 16, seed=2, tables=4, workers=2)
+    ray = ladder_mod.run_ladder(agents, 16, seed=2, tables=4, workers=2, address="local")
+    for a, b in zip(local["pairs"], ray["pairs"], strict=True):
+        assert (a["a"], a["b"], a["mean"], a["ci_low"]) == (b["a"], b["b"], b["mean"],
+                                                            b["ci_low"])

@@ -95,3 +95,39 @@ def test_cli_errors_are_one_line(argv, text, capsys):
     assert teacher_main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and text in err[0]
+
+
+def test_sample_chance_per_decision_kind():
+    from agents.training.search_teacher import sample_chance
+    from sichuan_env.actions import KONG, N_ACTIONS, PASS, PUNG
+    from sichuan_env.state import CLAIM, VOID
+
+    m = np.zeros((6, N_ACTIONS), bool)
+    m[0, [3, 4]] = True  # own turn, two discards
+    m[1, [3, 4, KONG + 3]] = True  # own turn offering a kong
+    m[2, [3, 4, HU]] = True  # own turn with a legal Hu: the bot's, never sampled
+    m[3, [PUNG, PASS]] = True  # claim answer
+    m[4, [28, 40]] = True  # void choice
+    m[5, [PASS]] = True  # one legal action
+    phase = np.array([TURN, TURN, TURN, CLAIM, VOID, CLAIM])
+    np.testing.assert_array_equal(sample_chance(phase, m, 0.25, 0.0, 0.0),
+                                  [0.25, 0.25, 0, 0, 0, 0])
+    np.testing.assert_array_equal(sample_chance(phase, m, 0.25, 0.5, 0.125),
+                                  [0.25, 0.5, 0, 0.5, 0.125, 0])
+
+
+def test_claims_kongs_and_the_void_choice_are_valued_too():
+    data = generate(deals=2, seed=8, rules="mil", sample_prob=0.05, k=2, tables=2,
+                    claim_prob=1.0, void_prob=1.0)
+    from sichuan_env.state import CLAIM, VOID
+
+    phase, cand, masks = data["phase"], data["candidates"].astype(np.int64), data["masks"]
+    assert (phase == VOID).sum() >= 4 and (phase == CLAIM).any()
+    have = cand >= 0
+    rows = np.repeat(np.arange(cand.shape[0]), cand.shape[1])[have.ravel()]
+    assert masks[rows, cand[have]].all() and (have.sum(1) >= 2).all()
+    np.testing.assert_array_equal(cand[:, 0], data["advice"])
+    assert np.isfinite(data["returns"][have]).all()
+    # with no claim or void chance the samples are the own-turn ones of the default
+    plain = generate(deals=2, seed=8, rules="mil", sample_prob=0.05, k=2, tables=2)
+    assert (plain["phase"] == TURN).all()

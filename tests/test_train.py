@@ -18,7 +18,8 @@ def tiny_run(tmp_path_factory):
            "--n-steps", "64", "--batch-size", "256", "--eval-every", "2048",
            "--eval-deals", "8", "--final-eval-deals", "16", "--checkpoint-every", "2048",
            "--out", str(out), "--no-progress", "--seed", "3",
-           "--imitate", "greedy", "--imitate-steps", "1024", "--imitate-epochs", "2"]
+           "--imitate", "greedy", "--imitate-steps", "1024", "--imitate-epochs", "2",
+           "--advice", "none"]  # a model of the planes alone (advice: the test below)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out, proc.stdout
@@ -106,15 +107,29 @@ def test_advice_and_oracle_critic_run_end_to_end(tmp_path):
     """The recipe of the shipped model at a tiny size: imitation with the adviser's planes,
     PPO with the oracle critic, evaluation against rules; the result acts from seat views."""
     cmd = [sys.executable, str(ROOT / "train.py"), "--advice", "rules", "--oracle-critic",
-           "--opponents", "rules", "--imitate-steps", "256", "--imitate-epochs", "1",
-           "--total-steps", "512", "--tables", "2", "--n-steps", "64", "--batch-size", "128",
+           "--opponents", "rules", "--imitate-steps", "300", "--imitate-epochs", "1",
+           "--total-steps", "600", "--tables", "2", "--n-steps", "64", "--batch-size", "128",
            "--eval-every", "0", "--final-eval-deals", "4", "--eval-against", "rules",
-           "--out", str(tmp_path), "--no-progress", "--seed", "5"]
+           "--kl-coef", "0.1", "--out", str(tmp_path), "--seed", "5"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads((tmp_path / "results.json").read_text())
     assert set(res["results"]) == {"rules"} and res["results"]["rules"]["deals"] == 16
     assert "beats rules" in proc.stdout
+    # the bars end at their totals: whole imitation chunks (32 steps of 8 slots), whole
+    # PPO rollouts (64 steps of 8 slots), the step counts printed rounded up to them
+    assert "imitating rules: 512 learner decisions (2 chunks of 256;" in proc.stdout
+    assert "training MaskablePPO: 1,024 steps (2 rollouts of 512;" in proc.stdout
+    assert "512/512" in proc.stderr and "1024/1024" in proc.stderr
+    assert not any(f"{n}/512" in proc.stderr for n in range(513, 1024))
+    assert res["steps"] == 1024 and res["imitation"]["steps"] == 512
+    # the start (after imitation) is measured on the same walls: PPO's own part
+    assert (tmp_path / "start.zip").is_file() and "the start (start.zip" in proc.stdout
+    c = res["ppo_contribution"]["rules"]
+    assert c["ci95"][0] <= c["mean"] <= c["ci95"][1]
+    start, final = res["start_results"]["rules"], res["results"]["rules"]
+    assert abs(final["diff_vs_bot"] - start["diff_vs_bot"] - c["mean"]) < 1e-9
+    assert "PPO's own part: " in proc.stdout.strip().splitlines()[-1]
 
     from agents.models.ppo import PPOAgent
 
@@ -165,6 +180,39 @@ def test_the_last_line_puts_the_run_next_to_the_shipped_agents():
     meta = json.loads((MODELS / "fitted_mil.json").read_text())
     assert f"fitted {meta['results']['mil/fitted-rules']['diff']:+.3f} vs rules" in line
     assert "docs/models.md" in line
+
+
+def test_ppo_learns_whole_rollouts_and_its_part_is_paired_per_wall():
+    import train
+
+    assert train.planned_steps(300_000, 16_384) == 311_296
+    assert train.planned_steps(98_304, 16_384) == 98_304 and train.planned_steps(0, 8) == 0
+    final = {"greedy": {"diff_vs_bot": 0.5, "_wall_diffs": np.array([1.0, 0.0, 0.5, 0.5])}}
+    start = {"greedy": {"diff_vs_bot": 0.25, "_wall_diffs": np.array([0.5, 0.0, 0.5, 0.0])}}
+    c = train.ppo_contribution(final, start)["greedy"]
+    assert c["mean"] == 0.25  # the mean of the per-wall differences 0.5, 0, 0, 0.5
+    half = 1.959963984540054 * np.std([0.5, 0, 0, 0.5], ddof=1) / 2
+    assert np.allclose(c["ci95"], [0.25 - half, 0.25 + half])
+    assert train.ppo_contribution(final, None) == {}
+    assert train.public(final) == {"greedy": {"diff_vs_bot": 0.5}}
+    line = train.compare_line(final, "mil", {"greedy": c})
+    assert line.startswith(f"this run: +0.500 vs greedy (PPO's own part: +0.250 "
+                           f"[{0.25 - half:+.3f}, {0.25 + half:+.3f}] vs greedy); shipped")
+
+
+def test_advice_auto_is_rules_except_self_play_rllib_and_a_resumed_checkpoints(tmp_path):
+    import zipfile
+
+    import train
+
+    assert train.parse_args(["--out", str(tmp_path)]).advice == "rules"
+    assert train.parse_args(["--out", str(tmp_path), "--advice", "none"]).advice == "none"
+    assert train.parse_args(["--out", str(tmp_path), "--opponents", "self"]).advice == "none"
+    for adviser, want in (("greedy", "greedy"), (None, "none")):
+        ckpt = tmp_path / f"{adviser}.zip"
+        with zipfile.ZipFile(ckpt, "w") as z:
+            z.writestr("data", json.dumps({"sichuan_input": {"adviser": adviser}}))
+        assert train.parse_args(["--out", str(tmp_path), "--resume", str(ckpt)]).advice == want
 
 
 @pytest.mark.slow  # a train.py process: torch, SB3 and the engine loaded anew

@@ -83,15 +83,36 @@ class AdviceVecEnv(StatePlanesVecEnv):
     def __init__(self, venv: VecEnv, adviser: Any) -> None:
         super().__init__(venv, N_ADVICE_PLANES)
         self.adviser = adviser
+        self.current_advice: np.ndarray | None = None  # of the last observation returned
 
     def advice(self) -> np.ndarray:
         """(num_envs,) the adviser's action for every slot now."""
         masks = self.venv.action_masks()
-        return np.asarray(self.adviser.act_batch(self.venv.learner_inputs(self.adviser),
-                                                 masks), np.int64)
+        self.current_advice = np.asarray(
+            self.adviser.act_batch(self.venv.learner_inputs(self.adviser), masks), np.int64)
+        return self.current_advice
 
     def planes_now(self) -> np.ndarray:
         return advice_planes(self.advice())
+
+
+class AdviceTeacher:
+    """The adviser of an :class:`AdviceVecEnv` as an imitation teacher: its answer for each
+    slot is the advice already computed for the observation the env last returned, so a
+    warm start that imitates the adviser's own bot asks it once per decision, not twice.
+    (Only for a deterministic adviser, whose second answer would be the same.)"""
+
+    needs = "planes"
+
+    def __init__(self, env: AdviceVecEnv) -> None:
+        self.env = env
+        self.name = f"advice of {env.adviser!r}"
+
+    def act_batch(self, planes: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        advice = self.env.current_advice
+        if advice is None or advice.shape[0] != masks.shape[0]:
+            raise RuntimeError("AdviceTeacher: the env has not advised this observation")
+        return advice.copy()
 
 
 def advised_planes(view: Any, rules: Any, advised: np.ndarray) -> np.ndarray:

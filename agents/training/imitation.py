@@ -29,6 +29,10 @@ import numpy as np
 from sichuan_env.driver import agent_needs, check_actions
 from sichuan_env.observation import N_CHANNELS
 
+#: learner steps of every VecEnv slot per chunk: :func:`imitate` labels and learns whole
+#: chunks of ``CHUNK * num_envs`` decisions
+CHUNK = 32
+
 
 @dataclass
 class ImitationStats:
@@ -46,7 +50,7 @@ def imitate(
     teacher: Any,
     steps: int,
     *,
-    chunk: int = 32,
+    chunk: int = CHUNK,
     student_share: float = 0.5,
     epochs: int = 8,
     batch_size: int = 512,
@@ -56,7 +60,8 @@ def imitate(
     log: Any = None,
 ) -> ImitationStats:
     """Train ``model.policy`` (a MaskablePPO policy) to choose as ``teacher`` on ``env``
-    (the VecEnv the model trains on) for about ``steps`` learner decisions."""
+    (the VecEnv the model trains on) for ``steps`` learner decisions, rounded up to whole
+    chunks of ``chunk * env.num_envs``."""
     import torch
 
     policy = model.policy

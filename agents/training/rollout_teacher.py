@@ -25,6 +25,8 @@ the deals and the play-outs: the same comparisons at a fraction of the CPU, so t
 noisiest ones (one discard over another) can be sampled by the hundred thousand.
 
     python -m agents.training.rollout_teacher --deals 20000 --seed 31 --out runs/rollouts_31.npz
+    python -m agents.training.rollout_teacher --compiled --deals 2000 --seed 31 --shards 64 \
+        --out runs/rollouts --address auto   # 64 shards as Ray tasks over a cluster
 """
 
 from __future__ import annotations
@@ -260,10 +262,60 @@ def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.0
 
 
 def write_shard(path: str, data: dict[str, np.ndarray]) -> None:
-    """Save a shard of comparisons (compressed ``.npz``, its folder made) and say so."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, **data)
+    """Save a shard of comparisons (compressed ``.npz``, its folder made; written to a
+    temporary file and renamed, so that no reader finds it half-written) and say so."""
+    from agents.training.shards import write_atomic
+
+    write_atomic(path, data)
     print(f"wrote {path}: {data['returns'].shape[0]} samples")
+
+
+def add_shard_args(p: argparse.ArgumentParser) -> None:
+    """The options of a teacher command that spread its shards over Ray tasks."""
+    p.add_argument("--shards", type=int, default=None,
+                   help="make N shards (seeds --seed .. --seed+N-1) in the folder --out, "
+                        "skipping those already there, as Ray tasks")
+    p.add_argument("--address", default=None,
+                   help="with --shards: the Ray cluster to run on (auto or HOST:PORT); "
+                        "default: --workers local cores")
+    p.add_argument("--workers", type=int, default=1,
+                   help="with --shards and no --address: local Ray workers (1: this "
+                        "process, no Ray)")
+
+
+def run_shard_command(prog: str, make: Any, kwargs: dict[str, Any],
+                      a: argparse.Namespace) -> int:
+    """One shard (``--out FILE``) or ``--shards`` shards (``--out`` a folder) of ``make``;
+    a bad ``--shards``/``--workers``/``--address`` is one line and exit status 2."""
+    from agents.distributed import address_problem
+    from agents.training.cluster import ClusterError
+    from agents.training.shards import run_shards
+
+    if a.shards is None:
+        if a.address is not None or a.workers != 1:
+            print(f"{prog}: --address and --workers spread --shards: give --shards N",
+                  file=sys.stderr)
+            return 2
+        write_shard(a.out, make(seed=a.seed, log=lambda s: print(s, flush=True), **kwargs))
+        return 0
+    if a.shards < 1 or a.workers < 1:
+        print(f"{prog}: --shards and --workers must be >= 1", file=sys.stderr)
+        return 2
+    if Path(a.out).suffix == ".npz" or Path(a.out).is_file():
+        print(f"{prog}: with --shards, --out is a folder, got {a.out}", file=sys.stderr)
+        return 2
+    if a.address is not None:
+        problem = address_problem(a.address)
+        if problem is not None:
+            print(f"{prog}: {problem}", file=sys.stderr)
+            return 2
+    try:
+        run_shards(make, range(a.seed, a.seed + a.shards), a.out, kwargs, address=a.address,
+                   workers=a.workers, log=lambda s: print(s, flush=True))
+    except ClusterError as err:
+        print(f"{prog}: {err}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -281,7 +333,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--compiled", action="store_true",
                    help="the rules bot's compiled copy plays the deals and the play-outs "
                         "(with --player rules only): the same comparisons, far less CPU")
-    p.add_argument("--out", required=True)
+    add_shard_args(p)
+    p.add_argument("--out", required=True,
+                   help="the shard (.npz); with --shards, the folder of the shards")
     a = p.parse_args(argv)
     probs = (a.sample_prob, a.claim_prob, a.void_prob)
     if a.deals < 1 or not all(0 < x <= 1 for x in probs) or not 1 <= a.discards <= \
@@ -300,11 +354,16 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as err:
         print(f"rollout_teacher: --player: {str(err).splitlines()[0]}", file=sys.stderr)
         return 2
-    data = generate(a.deals, a.seed, a.rules, a.sample_prob, a.claim_prob, a.void_prob,
-                    discards=a.discards, player=player, compiled=a.compiled,
-                    log=lambda s: print(s, flush=True))
-    write_shard(a.out, data)
-    return 0
+    kwargs = {"deals": a.deals, "rules": a.rules, "sample_prob": a.sample_prob,
+              "claim_prob": a.claim_prob, "void_prob": a.void_prob,
+              "discards": a.discards, "compiled": a.compiled}
+    if player is not None:
+        if a.shards is not None and (a.address is not None or a.workers > 1):
+            print("rollout_teacher: --player runs in this process; Ray tasks make the "
+                  "rules bot's shards (--player rules)", file=sys.stderr)
+            return 2
+        kwargs["player"] = player
+    return run_shard_command("rollout_teacher", generate, kwargs, a)
 
 
 if __name__ == "__main__":
