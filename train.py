@@ -658,10 +658,41 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-    p.add_argument("--opponents", default="greedy",
-                   help=agents_help("bot for the other seats, or three comma-separated "
-                                    "(greedy); self: the learner itself (with --backend "
-                                    "rllib, self-play at all four seats)"))
+def planned_steps(total: int, rollout: int) -> int:
+    """PPO learns in whole rollouts of ``rollout`` decisions: ``total`` rounded up to
+    them (what the progress bar counts to)."""
+    return -(-total // rollout) * rollout
+
+
+def public(results: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``results`` without the per-wall arrays that :func:`evaluate` keeps for pairing."""
+    if results is None:
+        return None
+    return {name: {k: v for k, v in r.items() if not k.startswith("_")}
+            for name, r in results.items()}
+
+
+def ppo_contribution(results: dict[str, Any], start: dict[str, Any] | None
+                     ) -> dict[str, Any]:
+    """Per bot, the final policy's (agent − bot) minus its start's on the same walls, with
+    a 95% CI over the walls (paired: each wall's luck cancels)."""
+    from agents.arena import mean_ci
+
+    out: dict[str, Any] = {}
+    for name, r in results.items():
+        if start is None or name not in start:
+            continue
+        d = r["_wall_diffs"] - start[name]["_wall_diffs"]
+        m, half, _ = mean_ci(d[~np.isnan(d)])
+        out[name] = {"mean": m, "ci95": [m - half, m + half]}
+    return out
+
+
+def compare_line(results: dict[str, Any], rules: str,
+                 contribution: dict[str, Any] | None = None) -> str:
+    """This run's result, what PPO added to its start, and the shipped agents' ladder
+    rows for the preset."""
+    from agents.models.ppo import shipped_rows
 
     mine = ", ".join(f"{r['diff_vs_bot']:+.3f} vs {name}" for name, r in results.items())
     ppo = ""

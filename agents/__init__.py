@@ -8,7 +8,7 @@ part, and the commands at the top:
 - :mod:`agents.bots`: the hand-written bots ``greedy`` and ``rules``;
 - :mod:`agents.models`: trained models as agents (``fitted``, ``ppo``, ``boosted``,
   ``best``, ``rllib:PATH``) with the shipped model files and their cards;
-- :mod:`agents.search.agent`: the ``search`` agent, its candidates, sampler, play-outs and
+- :mod:`agents.search`: the ``search`` agent, its candidates, sampler, play-outs and
   hidden-hands network;
 - :mod:`agents.training`: the training pipelines and the networks they train;
 - the commands: :mod:`agents.arena` (duplicate matches), :mod:`agents.ladder` (every pair,

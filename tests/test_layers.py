@@ -131,7 +131,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                             "exec_agent"}),
     ("envs", {"__init__", "aec", "gym_env", "vector", "rllib", "rllib_bulk", "selfplay",
               "play", "web", "bot_server"}),
-    ("bots", {"agents", "agents.bots", "agents.models", "agents.search.agent",
+    ("bots", {"agents", "agents.bots", "agents.models", "agents.search",
               "agents.bots.greedy", "agents.bots.rules_bot", "agents.search.candidates"}),
     ("networks/planes", {"agents.training", "agents.training.features",
                          "agents.training.advice", "agents.training.oracle_critic",
@@ -285,7 +285,7 @@ def test_readme_architecture_lists_the_layers():
     section = text.split("## Architecture", 1)[1].split("\n## ", 1)[0]
     for name, members in LAYERS:
         assert f"| {name} |" in section, name
-        packages = {"agents", "agents.bots", "agents.models", "agents.search.agent", "agents.training"}
+        packages = {"agents", "agents.bots", "agents.models", "agents.search", "agents.training"}
         for m in members - packages - {"__init__", "train"}:
             last = m.rpartition(".")[2]
             assert f"`{m}`" in section or (m.startswith("agents.") and f"`{last}`" in section
