@@ -24,7 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents import search_rollout as sr  # noqa: E402
+from agents.search import rollout as sr  # noqa: E402
 from sichuan_env import engine  # noqa: E402
 from sichuan_env.rules import get_rules  # noqa: E402
 

@@ -40,7 +40,7 @@ NUMERIC = {
         "--n-steps", "--batch-size", "--epochs", "--lr", "--gamma", "--ent-coef",
         "--checkpoint-every", "--eval-every", "--eval-deals", "--final-eval-deals",
         "--snapshot-every", "--time-limit", "--imitate-steps", "--imitate-epochs", "--threads",
-        "--channels",
+        "--channels", "--kl-coef",
     },
     "arena": {"--deals", "--seed", "--record-deals", "--tables", "--workers"},
     "ladder": {"--deals", "--seed", "--tables", "--workers"},
@@ -53,7 +53,7 @@ ZERO_OK = {
     # checkpoints and evaluations and for the time limit
     "train": {"--seed", "--env-runners", "--num-gpus-per-learner", "--total-steps",
               "--imitate-steps", "--ent-coef", "--checkpoint-every", "--eval-every",
-              "--time-limit"},
+              "--time-limit", "--kl-coef"},
     "arena": {"--seed", "--record-deals"},  # no record written
     "ladder": {"--seed"},
     "selfplay": {"--seed", "--deals"},  # an empty file

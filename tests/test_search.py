@@ -12,10 +12,10 @@ import numba
 import numpy as np
 import pytest
 
-from agents import search_rollout as sr
 from agents.arena import main as arena_main
 from agents.bots.greedy import GreedyAgent
 from agents.bots.rules_bot import RulesAgent
+from agents.search import rollout as sr
 from agents.search.agent import SearchAgent
 from agents.search.sampler import (
     DISCARD_WEIGHTS,
@@ -854,7 +854,7 @@ def test_search_oracle_benchmark(capsys):
     and against `sampled`, and puts the driver and the sampler back afterwards."""
 
     import sichuan_env.driver as driver
-    from agents import search as search_mod
+    from agents.search import agent as search_mod
 
     bench = _benchmark("search_oracle")
     seat_view_before, sampler_before = driver.seat_view, search_mod.sample_states
