@@ -53,3 +53,15 @@ def test_the_check_reads_the_table():
             "| `c/d.py`, `e.py` | two, `not/this.py` |\nnot a row `d.py`\n\n## Next\n"
             "| `e.py` | other section |\n")
     assert layout_rows(text) == ["a/b.py", "c/d.py", "c/e.py"]
+
+
+def test_pyproject_lists_every_package_folder():
+    """``pip install`` builds exactly the packages that exist: every folder with an
+    ``__init__.py`` under sichuan_env/ and agents/ is listed, and nothing else."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    present = {str(p.parent.relative_to(ROOT)).replace("/", ".")
+               for top in ("sichuan_env", "agents") for p in (ROOT / top).rglob("__init__.py")}
+    assert listed == present
