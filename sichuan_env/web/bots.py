@@ -17,81 +17,23 @@ the seat until then (the late answer is dropped).
 
 from __future__ import annotations
 
-import copy
 import logging
-import re
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import numpy as np
-
-from sichuan_env.driver import choose
 from sichuan_env.game import Game
+from sichuan_env.web.bot_spec import BotSpec, choose_one, display_name
 from sichuan_env.web.workers import BotWorkers
 
 __all__ = ["BOT_THREADS", "BotSpec", "Decision", "GameBots", "display_name"]
 
 log = logging.getLogger("sichuan_env.web")
-_ROW = np.zeros(1, np.intp)
 
 #: The threads bot decisions run in (a decision that ran out of time keeps its thread
 #: until it returns; the pool is large enough for several such).
 BOT_THREADS = ThreadPoolExecutor(max_workers=32, thread_name_prefix="sichuan-bot")
-
-
-_FRESH: dict[tuple[str, str, int | None], Any] = {}  # never used agents, copied for games
-
-
-def display_name(spec: str) -> str:
-    """How the page names the bot of agent spec ``spec``: the agent's name without its
-    arguments or any file path (``ppo:/srv/x.pt`` -> ``ppo``, ``/srv/bot.py:Mine`` ->
-    ``Mine``, ``search?budget=9`` -> ``search``)."""
-    text = spec.split("?", 1)[0].strip()
-    if ":" in text:
-        head, tail = text.rsplit(":", 1)
-        # path/to/bot.py:Class -> Class; name:argument -> name
-        text = tail if "/" in head or "\\" in head or head.endswith(".py") else head
-    text = re.split(r"[/\\]", text)[-1]
-    if text.endswith(".py"):
-        text = text[:-3]
-    return re.sub(r"[^A-Za-z0-9_.+-]", "", text)[:40] or "bot"
-
-
-@dataclass(frozen=True)
-class BotSpec:
-    """One bot seat: the agent ``spec`` (as for :func:`sichuan_env.agent.make_agent`), the
-    rule preset it plays, the ``name`` the page shows (default :func:`display_name`), and
-    whether it thinks in a worker process (``isolated``; for slow bots, see
-    :mod:`sichuan_env.web.workers`)."""
-
-    spec: str
-    preset: str = "mil"
-    name: str = ""
-    isolated: bool = False  # decide in a worker process (sichuan_env.web.workers)
-
-    @property
-    def shown(self) -> str:
-        return self.name or display_name(self.spec)
-
-    def build(self, seed: int | None = None) -> Any:
-        """A new agent object of this spec (validated once by the server at start): a
-        copy of a fresh, never used one kept per spec and seed (looking an agent up by
-        its spec costs tens of milliseconds), or a new one for an agent that cannot be
-        copied."""
-        from sichuan_env.agent import make_agent
-
-        key = (self.spec, self.preset, seed)
-        proto = _FRESH.get(key)
-        if proto is None:
-            proto = _FRESH[key] = make_agent(self.spec, seed=seed, preset=self.preset,
-                                             validate=False)
-        try:
-            return copy.deepcopy(proto)
-        except Exception:
-            return make_agent(self.spec, seed=seed, preset=self.preset, validate=False)
 
 
 class Decision(NamedTuple):
@@ -188,7 +130,7 @@ class GameBots:
                 action = self.worker.decide(self.label, seat, name, spec.preset, state,
                                             self.time_limit)
             else:
-                future = BOT_THREADS.submit(_choose, state, agent, name)
+                future = BOT_THREADS.submit(choose_one, state, agent, name)
                 try:
                     action = future.result(timeout=self.time_limit)
                 except FutureTimeout:
@@ -215,10 +157,6 @@ class GameBots:
         if self.fallback_spec is None:  # only after a timeout, which raised already
             raise RuntimeError(why)
         self.failures += 1
-        action = _choose(game.state.copy(), self.fallback(), self.fallback_spec.spec)
+        action = choose_one(game.state.copy(), self.fallback(), self.fallback_spec.spec)
         return Decision(action, f"{why}: the {self.fallback_name} bot played this move "
                                 "for it")
-
-
-def _choose(state: Any, agent: Any, name: str) -> int:
-    return int(choose(state, _ROW, [agent], names=[name])[0])

@@ -23,6 +23,8 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
+from sichuan_env.web.bot_spec import BotSpec, choose_one
+
 __all__ = ["BotWorker", "BotWorkers", "WorkerError"]
 
 
@@ -38,7 +40,6 @@ class WorkerError(RuntimeError):
 def _worker_main(conn: Any) -> None:
     """The worker process: answer requests until the pipe closes."""
     from sichuan_env.game import Game
-    from sichuan_env.web.bots import BotSpec, _choose
 
     agents: dict[tuple[str, int], Any] = {}
     while True:
@@ -53,7 +54,7 @@ def _worker_main(conn: Any) -> None:
                 agent = agents.get((key, seat))
                 if agent is None:
                     agent = agents[(key, seat)] = BotSpec(spec, preset).build(seed=seat)
-                conn.send(("ok", _choose(state, agent, spec)))
+                conn.send(("ok", choose_one(state, agent, spec)))
             except Exception as err:
                 conn.send(("error", type(err).__name__, str(err), traceback.format_exc()))
         elif kind == "reset":
@@ -75,7 +76,7 @@ def _worker_main(conn: Any) -> None:
                     agent = BotSpec(spec, preset).build(seed=0)
                     g = Game.new(0, preset)
                     for _ in range(8):
-                        g.play(_choose(g.state, agent, spec))
+                        g.play(choose_one(g.state, agent, spec))
                 conn.send(("ok", None))
             except Exception as err:
                 conn.send(("error", type(err).__name__, str(err), traceback.format_exc()))
