@@ -46,7 +46,6 @@ max, over-limit count).
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -198,8 +197,11 @@ class ExecAgent:
             self.proc = None
 
     def __del__(self) -> None:  # the atexit hook of bot_process ends it otherwise
-        with contextlib.suppress(Exception):
+        # not contextlib: at interpreter exit its module may already be gone
+        try:  # noqa: SIM105
             self.close()
+        except Exception:
+            pass
 
     # ------------------------------------------------------------------ faults
 
