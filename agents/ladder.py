@@ -319,11 +319,12 @@ def _ladder_dict(names, pairs, deals, seed, rules, command, seconds, reused) -> 
     }
 
 
-def _jsonable(x: Any) -> Any:
+def jsonable(x: Any) -> Any:
+    """``x`` with numpy numbers as Python ones and non-finite floats as None (JSON)."""
     if isinstance(x, dict):
-        return {k: _jsonable(v) for k, v in x.items()}
+        return {k: jsonable(v) for k, v in x.items()}
     if isinstance(x, list | tuple):
-        return [_jsonable(v) for v in x]
+        return [jsonable(v) for v in x]
     if isinstance(x, float | np.floating):
         return float(x) if math.isfinite(x) else None
     if isinstance(x, np.integer):
@@ -334,7 +335,7 @@ def _jsonable(x: Any) -> Any:
 def _write_json(path: str | Path, data: dict[str, Any]) -> None:
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(_jsonable(data), indent=2) + "\n")
+    tmp.write_text(json.dumps(jsonable(data), indent=2) + "\n")
     os.replace(tmp, path)
 
 

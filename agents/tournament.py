@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from agents.arena import limit_blas_threads, mean_ci, replay_records, run_arena
+from agents.ladder import jsonable
 from sichuan_env.agent import agents_help, spec_name
 from sichuan_env.rules import get_rules
 from sichuan_env.seeding import agent_seed
@@ -486,21 +487,9 @@ def write_leaderboard(out: Path, board: dict[str, Any]) -> None:
             replays[i] = name
     slim = {k: v for k, v in board.items() if k != "records"}
     slim["replays"] = [replays[i] for i in range(len(board["records"]))]
-    (out / "leaderboard.json").write_text(json.dumps(_jsonable(slim), indent=2) + "\n")
+    (out / "leaderboard.json").write_text(json.dumps(jsonable(slim), indent=2) + "\n")
     (out / "leaderboard.md").write_text(markdown(board))
     (out / "leaderboard.html").write_text(render_html(board, replays))
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, float | np.floating):
-        return float(x) if math.isfinite(x) else None
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
 
 
 # ----------------------------------------------------------------------------- CLI
