@@ -23,9 +23,9 @@ sys.path.insert(0, str(ROOT))  # this checkout's packages, as the other benchmar
 
 def decisions_per_second(spec: str, deals: int, tables: int, rules: str) -> tuple[int, float]:
     """(decisions, CPU seconds) for agent ``spec`` playing every seat of ``deals`` deals."""
-    from sichuan_env import engine
-    from sichuan_env.agent import make_agent
-    from sichuan_env.driver import choose
+    from sichuan_env.core import engine
+    from sichuan_env.seats.agent import make_agent
+    from sichuan_env.seats.driver import choose
 
     agent = make_agent(spec, seed=0, preset=rules)
     n, cpu = 0, 0.0

@@ -3,7 +3,7 @@
     python benchmarks/discard_evidence.py [--deals 64] [--seed 7701] [--rules mil] [--samples 64]
 
 Four ``rules`` bots play; at a quarter of seat 0's own turns the search agent's sampler
-(:func:`agents.search.sampler.sample_states`, the default ``hands=discards``) draws
+(:func:`sichuan_agents.search.sampler.sample_states`, the default ``hands=discards``) draws
 ``--samples`` deals from seat 0's view. For every other seat still playing, the rules bot
 itself is asked what it would have discarded
 
@@ -39,13 +39,13 @@ sys.path.insert(0, str(HERE))
 
 import search_oracle as real_state  # noqa: E402  (the seat-view hook that sees the table)
 
-from agents.search.rollout import choose_actions  # noqa: E402
-from agents.search.sampler import Known, sample_states  # noqa: E402
-from sichuan_env.actions import DISCARD  # noqa: E402
-from sichuan_env.rules import get_rules  # noqa: E402
-from sichuan_env.state import TURN, State  # noqa: E402
-from sichuan_env.view import SeatView  # noqa: E402
-from sichuan_env.vocab import SUIT_OF  # noqa: E402
+from sichuan_agents.search.rollout import choose_actions  # noqa: E402
+from sichuan_agents.search.sampler import Known, sample_states  # noqa: E402
+from sichuan_env.core.actions import DISCARD  # noqa: E402
+from sichuan_env.core.rules import get_rules  # noqa: E402
+from sichuan_env.core.state import TURN, State  # noqa: E402
+from sichuan_env.core.vocab import SUIT_OF  # noqa: E402
+from sichuan_env.seats.view import SeatView  # noqa: E402
 
 
 def rules_discard(state: State, seat: int, hands: np.ndarray, undo: int) -> np.ndarray:

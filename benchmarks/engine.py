@@ -42,10 +42,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sichuan_env import engine
-from sichuan_env.jit import njit
-from sichuan_env.rules import get_rules
-from sichuan_env.state import State
+from sichuan_env.core import engine
+from sichuan_env.core.jit import njit
+from sichuan_env.core.rules import get_rules
+from sichuan_env.core.state import State
 
 HAS_MASK_IN_STATE = "legal_action_mask" in State._fields
 TARGET_ONE = 150_000
@@ -115,7 +115,7 @@ def run(batch: int, seconds: float, rules: str, *, validate: bool = True,
 
 _FIRST_STEP = (
     "import sichuan_env\n"
-    "from sichuan_env import engine\n"
+    "from sichuan_env.core import engine\n"
     "st = engine.reset([0])\n"
     "engine.step(st, [int(st.legal_action_mask[0].nonzero()[0][0])])\n"
 )

@@ -7,7 +7,8 @@ Rows:
 * ``engine`` (reference): ``legal_mask`` + ``step`` of the batched engine, random actions,
   batch 1 and 1024 (decisions per second; ``benchmarks/engine.py`` has the details);
 * ``encode``: the observation planes alone (``observation.encode``), batch 1 and 1024
-  (observations per second); ``analysis`` the PPO analysis planes of ``agents.training.features``
+  (observations per second); ``analysis`` the PPO analysis planes of
+  ``sichuan_agents.training.features``
   computed from 1024 observations (rows per second);
 * ``aec``: the PettingZoo AEC env (``env()`` with its wrappers and ``raw_env``), one table,
   a loop of ``last()`` + ``step`` with random legal actions picked by ``random.choice``
@@ -23,7 +24,7 @@ Rows:
 * ``single``: :class:`SichuanSingleEnv`, learner seat 0, random opponents (learner steps
   per second; each includes the opponents' moves);
 * ``vector``: :class:`SichuanVecEnv` with random opponents (the built-in ``RandomAgent``,
-  so its compiled rounds: ``sichuan_env.random_rounds``), random learner actions from the
+  so its compiled rounds: ``sichuan_env.envs.random_rounds``), random learner actions from the
   masks, ``num_tables`` tables, learner seat 0 (``num_envs = tables``)
   and all four seats (``num_envs = 4 * tables``); learner steps per second
   (``num_envs`` per ``step``), observations included; ``vector+analysis`` the same
@@ -52,15 +53,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents.training.features import AnalysisVecEnv, analysis_planes  # noqa: E402
 from benchmarks import plain_python  # noqa: E402
-from sichuan_env import engine  # noqa: E402
-from sichuan_env.aec import env as aec_env  # noqa: E402
-from sichuan_env.aec import raw_env  # noqa: E402
-from sichuan_env.agent import RandomAgent  # noqa: E402
-from sichuan_env.gym_env import SichuanSingleEnv  # noqa: E402
-from sichuan_env.observation import encode  # noqa: E402
-from sichuan_env.vector import SichuanVecEnv  # noqa: E402
+from sichuan_agents.training.features import AnalysisVecEnv, analysis_planes  # noqa: E402
+from sichuan_env.core import engine  # noqa: E402
+from sichuan_env.envs.aec import env as aec_env  # noqa: E402
+from sichuan_env.envs.aec import raw_env  # noqa: E402
+from sichuan_env.envs.gym_env import SichuanSingleEnv  # noqa: E402
+from sichuan_env.envs.vector import SichuanVecEnv  # noqa: E402
+from sichuan_env.seats.agent import RandomAgent  # noqa: E402
+from sichuan_env.seats.observation import encode  # noqa: E402
 
 CLOCK = time.perf_counter  # --clock cpu: time.process_time (this process's CPU time)
 

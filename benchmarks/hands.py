@@ -5,7 +5,7 @@
 Prints hands per second of the batched path on random hands (13 or 14 tiles dealt from a
 shuffled 108-tile wall, no melds, random void; plus one row with 1-4 random melds),
 microseconds per call of the single-hand API, the table build time (fresh temporary
-cache) and the time of ``import sichuan_env.hands`` plus the first call, when the hand
+cache) and the time of ``import sichuan_env.core.hands`` plus the first call, when the hand
 kernels compile and with a warm cache (each in a subprocess). Targets on the 2-core
 reference machine: is_complete >= 2e6/s, waits >= 5e5/s, shanten >= 2e5/s, shanten with
 1-4 melds >= 5e5/s (the segment tables; before them, a search over ~6,400 arrangements
@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sichuan_env import hand_kernels, hands  # noqa: E402
+from sichuan_env.core import hand_kernels, hands  # noqa: E402
 
 
 def deal(rng: np.random.Generator, n: int, size: int) -> np.ndarray:
@@ -159,10 +159,10 @@ def main() -> None:
         env = dict(os.environ, SICHUAN_ENV_CACHE=tmp, PYTHONPATH=str(ROOT))
         build = subprocess_time(
             "import time; t = time.perf_counter()\n"
-            "from sichuan_env.tables import load_tables; load_tables(rebuild=True)\n"
+            "from sichuan_env.core.tables import load_tables; load_tables(rebuild=True)\n"
             "print(time.perf_counter() - t)", env)
         first_call = ("import time; t = time.perf_counter()\n"
-                      "import sichuan_env.hands as h; h.shanten('11123m456p789p55s')\n"
+                      "import sichuan_env.core.hands as h; h.shanten('11123m456p789p55s')\n"
                       "print(time.perf_counter() - t)")
         compiling = subprocess_time(first_call, env)  # the hand kernels compile into the cache
         first = subprocess_time(first_call, env)
@@ -171,8 +171,9 @@ def main() -> None:
             "import sichuan_env\nprint(time.perf_counter() - t)", env)
     print("\ntables")
     print(f"  build (fresh cache dir)                 {build:8.2f} s")
-    print(f"  import sichuan_env.hands + first call   {compiling:8.3f} s  (kernels compile, once)")
-    print(f"  import sichuan_env.hands + first call   {first:8.3f} s  (warm cache)")
+    print(f"  import sichuan_env.core.hands + first call   {compiling:8.3f} s"
+          "  (kernels compile, once)")
+    print(f"  import sichuan_env.core.hands + first call   {first:8.3f} s  (warm cache)")
     print(f"  import sichuan_env (no tables loaded)   {bare:8.3f} s")
 
 

@@ -3,7 +3,8 @@
     python benchmarks/mutation.py --sample N --seed S [--out FILE] [--timeout SEC]
     python benchmarks/mutation.py --list            # every mutant, one line each
 
-Mutants are made from ``sichuan_env/engine_kernels.py``, ``hand_kernels.py``, ``tables.py``
+Mutants are made from ``sichuan_env/core/``'s ``engine_kernels.py``, ``hand_kernels.py``,
+``tables.py``
 (the builders of the lookup tables, not their file cache or command line) and ``rules.py``:
 comparison operators (``<`` to ``<=``, ``==`` to ``!=``, ...), arithmetic and bit operators
 (``+`` to ``-``, ``&`` to ``|``, ...), integer constants off by one (both ways), ``True`` /
@@ -71,6 +72,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = "sichuan_env"
+RULE_CODE = Path(PKG, "core")  # the folder of MODULES
 MODULES = ("engine_kernels", "hand_kernels", "tables", "rules")
 EQUIVALENT_FILE = ROOT / "benchmarks" / "mutation_equivalent.json"
 # functions of tables.py that are not rule code: where the tables are cached, the CLI
@@ -369,7 +371,7 @@ def generate(root: Path = ROOT) -> list[Mutant]:
     """Every mutant of :data:`MODULES`, in a fixed order (module, then source order)."""
     out = []
     for module in MODULES:
-        text = (root / PKG / f"{module}.py").read_text()
+        text = (root / RULE_CODE / f"{module}.py").read_text()
         sites = _Sites(module, text)
         sites.visit(ast.parse(text))
         out += sites.mutants
@@ -380,7 +382,7 @@ def valid(m: Mutant, root: Path = ROOT) -> bool:
     """Whether the mutated module still parses (an edit may not, e.g. ``pass`` in an
     expression position; such mutants are never drawn)."""
     try:
-        ast.parse(apply_edits((root / PKG / f"{m.module}.py").read_text(), m.edits))
+        ast.parse(apply_edits((root / RULE_CODE / f"{m.module}.py").read_text(), m.edits))
     except SyntaxError:
         return False
     return True
@@ -390,17 +392,19 @@ def valid(m: Mutant, root: Path = ROOT) -> bool:
 
 
 def _imports(root: Path) -> dict[str, set[str]]:
-    """Module -> the package modules it imports."""
+    """Module -> the package modules it imports (modules by their file's stem, which is
+    also how numba names their cache files)."""
     graph: dict[str, set[str]] = {}
-    for path in (root / PKG).glob("*.py"):
+    for path in (root / PKG).rglob("*.py"):
         deps = set()
         for n in ast.walk(ast.parse(path.read_text())):
             if isinstance(n, ast.ImportFrom) and n.module and n.module.split(".")[0] == PKG:
-                parts = n.module.split(".")
-                deps |= {a.name for a in n.names} if len(parts) == 1 else {parts[1]}
+                parts = n.module.split(".")  # from sichuan_env.core import x / ...core.x import
+                deps |= {a.name for a in n.names} if len(parts) <= 2 else {parts[-1]}
             elif isinstance(n, ast.Import):
-                deps |= {a.name.split(".")[1] for a in n.names if a.name.startswith(PKG + ".")}
-        graph[path.stem] = deps
+                deps |= {a.name.split(".")[-1] for a in n.names
+                         if a.name.startswith(PKG + ".")}
+        graph.setdefault(path.stem, set()).update(deps)
     return graph
 
 
@@ -422,9 +426,10 @@ def recompiled(m: Mutant, graph: dict[str, set[str]]) -> set[str]:
 
 
 def _fingerprint(folder: Path) -> str:
-    h = hashlib.sha256()  # the same as sichuan_env.jit.source_fingerprint
-    for path in sorted(folder.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    h = hashlib.sha256()  # the same as sichuan_env.core.jit.source_fingerprint
+    for path in sorted(folder.rglob("*.py")):
+        name = path.relative_to(folder).as_posix()
+        h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 
@@ -467,7 +472,7 @@ def _child_cpu() -> float:
 
 def _copy_tree(dst: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
-    for name in (PKG, "tests", "agents", "benchmarks"):
+    for name in (PKG, "tests", "sichuan_agents", "benchmarks"):
         shutil.copytree(ROOT / name, dst / name, ignore=ignore)
     for name in ("pyproject.toml", "train.py"):
         shutil.copy2(ROOT / name, dst / name)
@@ -485,13 +490,14 @@ def _prepare(tree: Path, base: Path) -> None:
         base.mkdir(parents=True)
         stamp.write_text(_fingerprint(ROOT / PKG))
     else:
-        for path in (ROOT / PKG).glob("*.py"):  # a run killed mid-mutant left it applied
-            if path.read_bytes() != (tree / PKG / path.name).read_bytes():
-                shutil.copy2(path, tree / PKG / path.name)
+        for path in (ROOT / PKG).rglob("*.py"):  # a run killed mid-mutant left it applied
+            copy = tree / path.relative_to(ROOT)
+            if path.read_bytes() != copy.read_bytes():
+                shutil.copy2(path, copy)
         tmp = tree.with_name("tree-new")
         shutil.rmtree(tmp, ignore_errors=True)
         _copy_tree(tmp)
-        for name in ("tests", "agents", "benchmarks"):  # the package keeps its mtimes
+        for name in ("tests", "sichuan_agents", "benchmarks"):  # the package keeps mtimes
             shutil.rmtree(tree / name)
             (tmp / name).rename(tree / name)
         shutil.rmtree(tmp)
@@ -525,7 +531,7 @@ def run_mutant(m: Mutant, tree: Path, base: Path, graph: dict[str, set[str]], ti
                full: bool, slow: bool) -> dict:
     """Apply ``m`` to the tree copy, run its kill set (then the full set, the slow tests),
     restore."""
-    path = tree / PKG / f"{m.module}.py"
+    path = tree / RULE_CODE / f"{m.module}.py"
     original = path.read_text()
     stat = path.stat()
     work = Path(tempfile.mkdtemp(prefix="mutant-", dir=tree.parent))

@@ -20,7 +20,7 @@ Two modes:
 * rules only (the default): no observation, only the menus;
 * ``observe=True`` (``--observe``): every decision also builds, in plain Python (lists of
   floats), what the AEC env hands the acting agent: the 78 x 27 planes of
-  ``sichuan_env.observation.encode`` (layout in docs/environments.md; the passed-Hu and
+  ``sichuan_env.seats.observation.encode`` (layout in docs/environments.md; the passed-Hu and
   match planes stay 0, as the reference has neither) and the 88-long action mask.
   ``tests/test_plain_python_reference.py`` checks these planes and masks against the
   engine's on positions the two reach together.
@@ -40,12 +40,12 @@ WALL_SIZE = 55
 VOID, TURN, CLAIM, ROB = 0, 1, 2, 3  # the phases an observation shows (4 = done)
 N_PLANES = 78
 N_ACTIONS = 88
-# first plane of each feature (the layout of sichuan_env.observation.encode)
+# first plane of each feature (the layout of sichuan_env.seats.observation.encode)
 HAND, SET_ASIDE, DRAWN, MY_VOID = 0, 4, 5, 6
 PUNG_AT, CONCEALED_AT, EXPOSED_AT, DISCARDS, RECENT = 7, 11, 15, 19, 23
 VOID_SHOWN, HU_TILE, CLAIM_TILE, LIVE, VISIBLE = 39, 43, 47, 48, 49
 PHASE, WALL_LEFT, SCORES, DEALER, HU, CLAIM_FROM = 50, 55, 56, 64, 68, 72
-# action ids (the layout of sichuan_env.actions)
+# action ids (the layout of sichuan_env.core.actions)
 ACTION_BASE = {"discard": 0, "tile": 27, "suit": 54, "kong": 57, "promote": 57}
 CLAIM_ACTION = {"pung": 84, "kong": 85, "hu": 86, "pass": 87}
 

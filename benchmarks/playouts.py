@@ -3,7 +3,7 @@
     python benchmarks/playouts.py [--tables 512] [--repeats 2] [--rules mil] [--threads 1]
 
 Deals ``--tables`` tables (seeds 1000..), and for each rollout policy plays them from
-the deal's start to its end with ``agents.search.rollout.play_out`` (one compiled loop,
+the deal's start to its end with ``sichuan_agents.search.rollout.play_out`` (one compiled loop,
 one thread), after a warm-up run that compiles; prints play-outs per CPU-second of each
 repeat. The policies alternate, so a change of load hits them alike. With ``--threads
 N`` (N > 1) it then plays the same tables on one thread and on N, one after the other,
@@ -24,9 +24,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents.search import rollout as sr  # noqa: E402
-from sichuan_env import engine  # noqa: E402
-from sichuan_env.rules import get_rules  # noqa: E402
+from sichuan_agents.search import rollout as sr  # noqa: E402
+from sichuan_env.core import engine  # noqa: E402
+from sichuan_env.core.rules import get_rules  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

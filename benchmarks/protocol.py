@@ -4,7 +4,7 @@
 
 One agent plays all four seats of ``--deals`` deals (seeds 7,000,000 + i), with 1 table
 and with 64 tables at a time (``exec:...?tables=64``: 64 requests in flight to one
-process). Rows: ``rules`` in process; ``exec:python -m sichuan_env.bot_server rules``
+process). Rows: ``rules`` in process; ``exec:python -m sichuan_env.seats.bot_server rules``
 (the same bot behind the protocol: the cost of the protocol itself); the C reference bot
 (examples/bots/simple_bot.c, built with ``cc -O2`` into a temporary folder) and the
 JavaScript one when ``node`` is there.
@@ -44,9 +44,9 @@ def _child_cpu(pid: int) -> float:
 def run(spec: str, deals: int, tables: int, rules: str) -> tuple[int, float, float]:
     """(decisions, wall seconds, CPU seconds of this process and the bot's) for ``spec``
     playing every seat of ``deals`` deals, ``tables`` at a time."""
-    from sichuan_env import engine
-    from sichuan_env.agent import make_agent
-    from sichuan_env.driver import choose
+    from sichuan_env.core import engine
+    from sichuan_env.seats.agent import make_agent
+    from sichuan_env.seats.driver import choose
 
     agent = make_agent(spec, seed=0, preset=rules)
     try:
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.deals < 8:
         p.error("--deals must be >= 8")
     specs = [("rules (in process)", "rules"),
-             ("bot_server rules", f"exec:{sys.executable} -m sichuan_env.bot_server rules")]
+             ("bot_server rules", f"exec:{sys.executable} -m sichuan_env.seats.bot_server rules")]
     tmp = tempfile.mkdtemp(prefix="protocol-bench-")
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc:

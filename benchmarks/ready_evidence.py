@@ -7,17 +7,17 @@ Four ``rules`` bots play; at a quarter of seat 0's own turns, for every other se
 playing that has chosen its void suit and discarded, the script reads the seat's real
 waits (from the engine state the arena holds, as ``benchmarks/search_oracle.py`` does:
 it cheats on purpose, no agent does) and draws ``--samples`` deals from seat 0's view
-with each ``--hands`` sampling of :func:`agents.search.sampler.sample_states`.
+with each ``--hands`` sampling of :func:`sichuan_agents.search.sampler.sample_states`.
 
 Printed, per sampling: the share of sampled hands that are ready (overall, and where the
 real seat is or is not ready), and the Brier score of the chance that the seat waits on
 each kind of its two playing suits (the share of samples waiting on it, against 1 where
 the real hand does); a constant chance (the overall rate) is the reference. Then, for the
-public facts ``hands=safe`` uses (:func:`agents.search.sampler.dead_kinds`), how many of
+public facts ``hands=safe`` uses (:func:`sichuan_agents.search.sampler.dead_kinds`), how many of
 the real waits fall on them, against the seat's other kinds. Last, the share of those
 seats whose last discard the ``rules`` policy would have made from their real hand, and
 from their hands in the samples (what ``hands=explained`` weighs,
-:func:`agents.search.sampler.explains_last_discard`).
+:func:`sichuan_agents.search.sampler.explains_last_discard`).
 """
 
 from __future__ import annotations
@@ -35,18 +35,18 @@ sys.path.insert(0, str(HERE))
 
 import search_oracle as real_state  # noqa: E402  (the seat-view hook that sees the table)
 
-from agents.search.sampler import (  # noqa: E402
+from sichuan_agents.search.sampler import (  # noqa: E402
     HAND_SAMPLING,
     Known,
     dead_kinds,
     explains_last_discard,
     sample_states,
 )
-from sichuan_env.hands import batch_wait_mask  # noqa: E402
-from sichuan_env.rules import Rules, get_rules  # noqa: E402
-from sichuan_env.state import State  # noqa: E402
-from sichuan_env.view import SeatView  # noqa: E402
-from sichuan_env.vocab import N_KINDS, SUIT_OF  # noqa: E402
+from sichuan_env.core.hands import batch_wait_mask  # noqa: E402
+from sichuan_env.core.rules import Rules, get_rules  # noqa: E402
+from sichuan_env.core.state import State  # noqa: E402
+from sichuan_env.core.vocab import N_KINDS, SUIT_OF  # noqa: E402
+from sichuan_env.seats.view import SeatView  # noqa: E402
 
 
 def _waits(st: State, a: int) -> np.ndarray:

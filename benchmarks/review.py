@@ -1,4 +1,4 @@
-"""Seconds to review one seat of one deal (agents/review.py).
+"""Seconds to review one seat of one deal (sichuan_agents/review.py).
 
     python benchmarks/review.py [--deals 4] [--seed 20261129] [--rules mil] [--ks 256,64]
         [--threads 1,2]
@@ -29,9 +29,9 @@ sys.path.insert(0, str(ROOT))
 
 import numba  # noqa: E402
 
-from agents.arena import run_arena  # noqa: E402
-from agents.review import Reviewer, review_record  # noqa: E402
-from sichuan_env.records import read_jsonl, validate_record  # noqa: E402
+from sichuan_agents.arena import run_arena  # noqa: E402
+from sichuan_agents.review import Reviewer, review_record  # noqa: E402
+from sichuan_env.records.record import read_jsonl, validate_record  # noqa: E402
 
 
 def _cpu() -> str:

@@ -8,7 +8,8 @@ several numbers of env runners and both algorithms.
 Prints the machine (CPU model, cores, GPU) and library versions first.
 
 For each number of env runners N: a local Ray instance with N + 1 CPUs, the PPO
-configuration of :func:`agents.training.rllib_train.build_config` (``--tables`` tables per runner,
+configuration of :func:`sichuan_agents.training.rllib_train.build_config` (``--tables`` tables per
+runner,
 rollouts of ``--n-steps`` per table, so a train batch of N x tables x n-steps env steps,
 ``--epochs`` passes in minibatches of ``--batch-size``; ``--algo appo``: APPO's settings
 of the same function), one warm-up iteration, then
@@ -71,10 +72,10 @@ def _trained(result: dict) -> float:
 
 def algo_config(runners: int, args: argparse.Namespace, algo_name: str = "ppo") -> Any:
     """The algorithm config of one measurement: ``train.py --backend rllib``'s
-    (:func:`agents.training.rllib_train.build_config`) with this script's settings, the
+    (:func:`sichuan_agents.training.rllib_train.build_config`) with this script's settings, the
     network's ``channels`` from ``--channels`` (train.py's default when not given)."""
-    import train
-    from agents.training.rllib_train import build_config
+    from sichuan_agents import train
+    from sichuan_agents.training.rllib_train import build_config
 
     targs = train.parse_args([
         "--backend", "rllib", "--algo", algo_name,
@@ -197,7 +198,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--channels must be at least 1, got {args.channels}")
     if args.epochs is not None and args.epochs < 1:
         p.error(f"--epochs must be at least 1, got {args.epochs}")
-    from train import DEFAULT_CHANNELS, DEFAULT_EPOCHS
+    from sichuan_agents.train import DEFAULT_CHANNELS, DEFAULT_EPOCHS
 
     if args.channels is None:
         args.channels = DEFAULT_CHANNELS
@@ -210,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
 
-    from agents.training.hardware import describe_machine
+    from sichuan_agents.training.hardware import describe_machine
 
     print(describe_machine(), flush=True)
     torch.set_num_threads(args.threads)

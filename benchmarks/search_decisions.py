@@ -53,12 +53,12 @@ sys.path.insert(0, str(HERE))
 
 import search_oracle as real_state  # noqa: E402  (the seat-view hook that sees the table)
 
-from agents.search.agent import SearchAgent, pick_column  # noqa: E402
-from agents.search.rollout import play_out  # noqa: E402
-from agents.search.sampler import HAND_SAMPLING, sample_states  # noqa: E402
-from sichuan_env.rules import Rules, get_rules  # noqa: E402
-from sichuan_env.state import CLAIM, ROB, TURN, VOID, State  # noqa: E402
-from sichuan_env.view import SeatView  # noqa: E402
+from sichuan_agents.search.agent import SearchAgent, pick_column  # noqa: E402
+from sichuan_agents.search.rollout import play_out  # noqa: E402
+from sichuan_agents.search.sampler import HAND_SAMPLING, sample_states  # noqa: E402
+from sichuan_env.core.rules import Rules, get_rules  # noqa: E402
+from sichuan_env.core.state import CLAIM, ROB, TURN, VOID, State  # noqa: E402
+from sichuan_env.seats.view import SeatView  # noqa: E402
 
 
 class DecisionProbe(SearchAgent):
@@ -104,7 +104,7 @@ def collect(a: argparse.Namespace, rules: Rules, hands: list[str]) -> dict[str, 
           f"deals ({cpu:.0f} CPU s)", flush=True)
     model = None
     if any(h in ("model", "shaped", "safe") for h in hands):
-        from agents.search.hand_model import shipped_hand_model
+        from sichuan_agents.search.hand_model import shipped_hand_model
 
         model = shipped_hand_model()
     rng = np.random.default_rng(a.seed + 2)
@@ -229,7 +229,7 @@ def parse_setting(text: str) -> dict[str, float | str]:
 
 
 def report(data: dict[str, Any], settings: list[str], replicates: int, seed: int) -> None:
-    from agents.arena import mean_ci
+    from sichuan_agents.arena import mean_ci
 
     per_deal = data["per_deal"]
     print(f"{len(data['ncand'])} decisions, {per_deal:.2f} searched per deal; gain over "

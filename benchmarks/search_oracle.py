@@ -16,7 +16,7 @@ Plays the same search agent against three ``rules`` bots on the same walls, once
 * ``oracle``: every hand is the real one; only the order of the wall is shuffled.
 
 This cheats on purpose: the play-out tables are copies of the real table, taken from the
-engine state the arena's driver holds (this script wraps ``sichuan_env.driver.seat_view``
+engine state the arena's driver holds (this script wraps ``sichuan_env.seats.driver.seat_view``
 to see it). The agent itself never reads hidden information; the figures bound what
 better sampling of the hidden hands could give it. Prints each mode's points per deal
 over ``rules`` and each mode minus ``sampled`` on the same walls, with 95% CIs.
@@ -35,16 +35,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import agents.search.agent as search_mod  # noqa: E402
-import sichuan_env.driver as driver  # noqa: E402
-from agents.bots.rules_bot import RulesAgent  # noqa: E402
-from agents.search.sampler import _take, make_ready  # noqa: E402
-from sichuan_env import engine  # noqa: E402
-from sichuan_env import engine_kernels as ek  # noqa: E402
-from sichuan_env.rules import Rules, get_rules  # noqa: E402
-from sichuan_env.state import TURN, State  # noqa: E402
-from sichuan_env.view import SeatView  # noqa: E402
-from sichuan_env.vocab import N_KINDS  # noqa: E402
+import sichuan_agents.search.agent as search_mod  # noqa: E402
+import sichuan_env.seats.driver as driver  # noqa: E402
+from sichuan_agents.bots.rules_bot import RulesAgent  # noqa: E402
+from sichuan_agents.search.sampler import _take, make_ready  # noqa: E402
+from sichuan_env.core import engine  # noqa: E402
+from sichuan_env.core import engine_kernels as ek  # noqa: E402
+from sichuan_env.core.rules import Rules, get_rules  # noqa: E402
+from sichuan_env.core.state import TURN, State  # noqa: E402
+from sichuan_env.core.vocab import N_KINDS  # noqa: E402
+from sichuan_env.seats.view import SeatView  # noqa: E402
 
 MODES = ("sampled", "readiness", "ready", "oracle")
 _seen: dict[str, Any] = {}
@@ -93,7 +93,7 @@ def play_seeing_the_table(probe: TurnProbe, deals: int, seed: int, rules: Rules)
     """Four ``rules`` seats, ``probe`` in seat 0, ``deals`` deals of ``seed`` (no
     duplicate), the driver's seat view wrapped so the probe sees the real table; the
     driver is restored afterwards. Returns the CPU seconds taken."""
-    from agents.arena import run_arena
+    from sichuan_agents.arena import run_arena
 
     driver.seat_view = _remembering_seat_view
     cpu = time.process_time()
@@ -176,8 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rules", default="mil")
     p.add_argument("--modes", default=",".join(MODES))
     a = p.parse_args(argv)
-    from agents.arena import mean_ci, run_arena
-    from sichuan_env.agent import make_agent
+    from sichuan_agents.arena import mean_ci, run_arena
+    from sichuan_env.seats.agent import make_agent
 
     modes = a.modes.split(",")
     try:

@@ -2,9 +2,9 @@
 
     python benchmarks/teacher.py [--deals 128] [--rules mil] [--repeats 2]
 
-Runs ``agents.training.rollout_teacher.generate`` on the same ``--deals`` deals (seed 7)
+Runs ``sichuan_agents.training.rollout_teacher.generate`` on the same ``--deals`` deals (seed 7)
 with the Python rules bot playing the deals and the play-outs, and with ``compiled=True``
-(its compiled copy, ``agents.search.rollout``), after a small warm-up of each that
+(its compiled copy, ``sichuan_agents.search.rollout``), after a small warm-up of each that
 compiles; checks that both give the same samples and prints samples per CPU-second of
 each repeat and their ratio. Default sampling (``sample_prob`` 0.06, ``claim_prob`` 0.5).
 """
@@ -21,7 +21,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents.training.rollout_teacher import generate  # noqa: E402
+from sichuan_agents.training.rollout_teacher import generate  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,9 +3,9 @@
     python benchmarks/teacher_workers.py [--workers 2] [--shards 4] [--deals 2] [--k 32]
         [--teacher search|rollout] [--address HOST:PORT]
 
-Makes ``--shards`` shards (seeds 7000 on) of ``agents.training.search_teacher`` (or the
+Makes ``--shards`` shards (seeds 7000 on) of ``sichuan_agents.training.search_teacher`` (or the
 compiled rollout teacher) twice into fresh folders through
-:func:`agents.training.shards.run_shards`, after a warm-up shard in this process that
+:func:`sichuan_agents.training.shards.run_shards`, after a warm-up shard in this process that
 compiles the kernels: first in this process (the one-process command, no Ray), then with
 ``--workers`` local Ray workers (Ray's start-up included); checks that both wrote the same
 samples and prints samples per wall-clock second of each and their ratio. ``--address``
@@ -26,8 +26,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents.training import rollout_teacher, search_teacher  # noqa: E402
-from agents.training.shards import run_shards  # noqa: E402
+from sichuan_agents.training import rollout_teacher, search_teacher  # noqa: E402
+from sichuan_agents.training.shards import run_shards  # noqa: E402
 
 
 def measure(make, kwargs: dict, seeds: list[int], folder: Path, workers: int,

@@ -5,7 +5,7 @@ alone per CPU-second, and the PPO learner's samples per second.
     python benchmarks/train.py --device cuda --tables 1024 --threads 8 --out sb3.json
 
 Builds what ``python train.py --imitate none`` trains (MaskablePPO on
-:class:`sichuan_env.vector.SichuanVecEnv` with the analysis planes, ``--tables`` tables for
+:class:`sichuan_env.envs.vector.SichuanVecEnv` with the analysis planes, ``--tables`` tables for
 each of the four learner seats, ``--opponents`` inside the env, the learner on
 ``--device``, ``--precision``, the network's convolutions ``--channels`` wide), runs one
 rollout and update to warm up, then ``--iterations`` timed ones (each: ``n_steps`` steps of
@@ -46,10 +46,10 @@ def build(args: argparse.Namespace) -> Any:
     import torch
     from sb3_contrib import MaskablePPO
 
-    import train
-    from agents.training.features import AnalysisVecEnv
-    from agents.training.ppo_policy import policy_kwargs
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_agents import train
+    from sichuan_agents.training.features import AnalysisVecEnv
+    from sichuan_agents.training.ppo_policy import policy_kwargs
+    from sichuan_env.envs.vector import SichuanVecEnv
 
     torch.set_num_threads(args.threads)
     env = SichuanVecEnv(args.tables, learner_seats=(0, 1, 2, 3),
@@ -108,7 +108,7 @@ def measure(model: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from agents.training.hardware import (
+    from sichuan_agents.training.hardware import (
         describe_machine,
         machine_cores,
         resolve_device,
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=2, help="keep the best of this many (2)")
     p.add_argument("--out", default=None, help="write the rows as JSON here")
     args = p.parse_args(argv)
-    import train
+    from sichuan_agents import train
 
     if args.channels is None:
         args.channels = train.DEFAULT_CHANNELS
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     args.threads = args.threads or machine_cores()
     args.precision = resolve_precision(args.precision, {args.device})
     print(describe_machine(), flush=True)
-    from agents.training.ppo_policy import network_precision
+    from sichuan_agents.training.ppo_policy import network_precision
 
     rows = []
     for rep in range(args.repeats):

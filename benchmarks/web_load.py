@@ -5,7 +5,7 @@
     python benchmarks/web_load.py [--players 50] [--seconds 60] [--search-games 1]
         [--think 1.0] [--bot-workers 1] [--json out.json]
 
-Starts the server (``sichuan_env.web``, uvicorn on 127.0.0.1, a free port) in a process
+Starts the server (``sichuan_env.play.web``, uvicorn on 127.0.0.1, a free port) in a process
 of its own, then plays ``--players`` games at once from this process (asyncio, one
 ``httpx`` client and cookie per player): each player asks for a deal, and then until the
 time is up picks a random legal move, waits a think time (uniform between 0.5 and 1.5
@@ -48,11 +48,11 @@ def serve(port_file: str, search_games: int, bot_workers: int, time_limit: float
     """Run the server (in its own process); writes its URL to ``port_file``."""
     import uvicorn
 
-    from sichuan_env.rules import get_rules
-    from sichuan_env.web.app import WebConfig, create_app, default_game
-    from sichuan_env.web.bots import BotSpec
-    from sichuan_env.web.table import WebGame, warm_up
-    from sichuan_env.web.workers import BotWorkers
+    from sichuan_env.core.rules import get_rules
+    from sichuan_env.play.web.app import WebConfig, create_app, default_game
+    from sichuan_env.play.web.bots import BotSpec
+    from sichuan_env.play.web.table import WebGame, warm_up
+    from sichuan_env.play.web.workers import BotWorkers
 
     rules = get_rules("mil")
     light = [None, BotSpec("rules", rules.preset), BotSpec("rules", rules.preset),

@@ -1,6 +1,6 @@
 import pytest
 
-from sichuan_env.actions import (
+from sichuan_env.core.actions import (
     ACTION_STRINGS,
     HU,
     KONG,

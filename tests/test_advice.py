@@ -1,4 +1,4 @@
-"""The adviser's planes (agents/advice.py): encoding, the VecEnv wrapper, and a PPO agent
+"""The adviser's planes (sichuan_agents/advice.py): encoding, the VecEnv wrapper, and a PPO agent
 whose model reads them building exactly the input the training env gave it."""
 
 import numpy as np
@@ -6,11 +6,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.training.advice import N_ADVICE_PLANES, AdviceVecEnv, advice_planes, make_adviser
-from agents.training.features import N_FEATURE_PLANES, AnalysisVecEnv, augment
-from sichuan_env.actions import HU, KONG, MELDED_KONG, N_ACTIONS, PASS, PUNG, VOID_SUIT, VOID_TILE
-from sichuan_env.observation import N_CHANNELS
-from sichuan_env.vector import SichuanVecEnv
+from sichuan_agents.training.advice import (
+    N_ADVICE_PLANES,
+    AdviceVecEnv,
+    advice_planes,
+    make_adviser,
+)
+from sichuan_agents.training.features import N_FEATURE_PLANES, AnalysisVecEnv, augment
+from sichuan_env.core.actions import (
+    HU,
+    KONG,
+    MELDED_KONG,
+    N_ACTIONS,
+    PASS,
+    PUNG,
+    VOID_SUIT,
+    VOID_TILE,
+)
+from sichuan_env.envs.vector import SichuanVecEnv
+from sichuan_env.seats.observation import N_CHANNELS
 
 
 def decode(planes: np.ndarray) -> int:
@@ -90,7 +104,7 @@ def test_advice_env_observation_is_planes_analysis_and_the_advisers_choice():
 def test_the_advice_teacher_answers_what_the_adviser_would():
     """The imitation teacher that reads the env's advice gives the rules bot's own choice
     for the observation the env returned, step after step (no second call of the bot)."""
-    from agents.training.advice import AdviceTeacher
+    from sichuan_agents.training.advice import AdviceTeacher
 
     base, env = _advised_env()
     teacher, bot = AdviceTeacher(env), make_adviser("rules", seed=7)
@@ -111,7 +125,7 @@ def test_the_advice_teacher_answers_what_the_adviser_would():
 def advised_model():
     from sb3_contrib import MaskablePPO
 
-    from agents.training.ppo_policy import policy_kwargs
+    from sichuan_agents.training.ppo_policy import policy_kwargs
 
     _, env = _advised_env(tables=2, seats=(0,))
     model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=8, device="cpu", seed=0,
@@ -121,7 +135,7 @@ def advised_model():
 
 
 def test_advised_agent_builds_the_training_input_from_a_seat_view(advised_model):
-    from agents.models.ppo import PPOAgent
+    from sichuan_agents.models.ppo import PPOAgent
 
     agent = PPOAgent(advised_model)
     assert agent.needs == "view" and agent.rules.preset == "mil"
@@ -140,8 +154,8 @@ def test_advised_agent_builds_the_training_input_from_a_seat_view(advised_model)
 
 
 def test_advised_agent_plays_legal_games_and_refuses_planes(advised_model):
-    from agents.models.ppo import PPOAgent
-    from sichuan_env.agent import validate_agent
+    from sichuan_agents.models.ppo import PPOAgent
+    from sichuan_env.seats.agent import validate_agent
 
     agent = PPOAgent(advised_model)
     validate_agent(agent, n_deals=3, seed=2)

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
-from sichuan_env import engine
-from sichuan_env.aec import AGENTS, env, raw_env
-from sichuan_env.engine import IllegalActionError
-from sichuan_env.observation import N_CHANNELS, encode
-from sichuan_env.rules import get_rules
+from sichuan_env.core import engine
+from sichuan_env.core.engine import IllegalActionError
+from sichuan_env.core.rules import get_rules
+from sichuan_env.envs.aec import AGENTS, env, raw_env
+from sichuan_env.seats.observation import N_CHANNELS, encode
 
 
 def play_random(e, seed: int, rng: np.random.Generator):

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pettingzoo.utils.env_logger import EnvLogger
 
-from sichuan_env.aec import AGENTS, CheckedEnv, env, reference_env
+from sichuan_env.envs.aec import AGENTS, CheckedEnv, env, reference_env
 
 from support.reference_aec import reference_stack
 

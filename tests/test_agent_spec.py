@@ -1,5 +1,5 @@
 """Agents by name, import path, file path, entry point and keyword arguments
-(sichuan_env.agent.make_agent), and the protocol checks that guard them."""
+(sichuan_env.seats.agent.make_agent), and the protocol checks that guard them."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sichuan_env import engine
-from sichuan_env.agent import (
+from sichuan_env.core import engine
+from sichuan_env.seats.agent import (
     BUILTIN_AGENTS,
     ENTRY_POINT_GROUP,
     AgentSpecError,
@@ -28,8 +28,8 @@ MYBOT = f"{DATA / 'mybot.py'}:MyBot"
 
 
 def test_builtin_names_and_seed():
-    from agents.bots.greedy import GreedyAgent
-    from agents.bots.rules_bot import RulesAgent
+    from sichuan_agents.bots.greedy import GreedyAgent
+    from sichuan_agents.bots.rules_bot import RulesAgent
 
     assert isinstance(make_agent("greedy"), GreedyAgent)
     assert isinstance(make_agent("RULES"), RulesAgent)
@@ -66,12 +66,12 @@ def test_import_path_and_file_path():
         sys.path.remove(str(DATA))
     assert type(mod_bot).__name__ == "MyBot" and mod_bot.prefer == "low"
     # a class from an installed module, with the seed passed because it accepts one
-    assert make_agent("sichuan_env.agent:RandomAgent", seed=5).seed == 5
+    assert make_agent("sichuan_env.seats.agent:RandomAgent", seed=5).seed == 5
 
 
 def test_an_edited_file_is_loaded_again(tmp_path):
     f = tmp_path / "edited.py"
-    body = ("from sichuan_env.agent import RandomAgent\n"
+    body = ("from sichuan_env.seats.agent import RandomAgent\n"
             "class Bot(RandomAgent):\n    VERSION = {}\n")
     f.write_text(body.format(1))
     first = make_agent(f"{f}:Bot")
@@ -106,7 +106,7 @@ def test_agent_object_and_factory():
     (f"{DATA / 'broken.py'}:Bot", ["importing", "broken.py failed", "ZeroDivisionError"]),
     ("greedy?bogus=1", ["GreedyAgent(bogus=1) failed", "unexpected keyword"]),
     ("mybot", ["unknown agent 'mybot'"]),
-    ("agents.bots.greedy:", ["no attribute after ':'"]),
+    ("sichuan_agents.bots.greedy:", ["no attribute after ':'"]),
 ])
 def test_bad_specs_give_one_clear_line(spec, words):
     with pytest.raises(AgentSpecError) as info:
@@ -132,7 +132,7 @@ def test_entry_points_register_names(tmp_path, monkeypatch):
     pkg.mkdir()
     (pkg / "__init__.py").write_text(textwrap.dedent("""
         import numpy as np
-        from sichuan_env.agent import BaseAgent
+        from sichuan_env.seats.agent import BaseAgent
 
         class Lowest(BaseAgent):
             needs = "nothing"
@@ -218,12 +218,11 @@ def test_validate_agent_checks_act_and_types():
 def test_every_place_that_names_agents_takes_import_paths(monkeypatch, capsys):
     """The single-agent env, the VecEnv, terminal play and train.py's --opponents all go
     through the one resolver."""
-    import importlib.util
     import io
 
-    from sichuan_env.gym_env import SichuanSingleEnv
-    from sichuan_env.play import play
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_env.envs.gym_env import SichuanSingleEnv
+    from sichuan_env.envs.vector import SichuanVecEnv
+    from sichuan_env.play.terminal import play
 
     env = SichuanSingleEnv(opponents=MYBOT + "?prefer=low")
     assert [type(a).__name__ for a in env.opponents] == ["MyBot"] * 3
@@ -240,10 +239,8 @@ def test_every_place_that_names_agents_takes_import_paths(monkeypatch, capsys):
     scores = play([MYBOT], seed=2, auto_first=True, stdout=out)
     assert len(scores) == 4 and "deal over" in out.getvalue()
 
-    root = Path(__file__).resolve().parent.parent
-    spec = importlib.util.spec_from_file_location("train_script", root / "train.py")
-    train = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(train)
+    from sichuan_agents import train
+
     opp = train.make_opponents(f"{MYBOT},random,rules", seed=0)
     assert [type(a).__name__ for a in opp] == ["MyBot", "RandomAgent", "RulesAgent"]
     with pytest.raises(SystemExit) as info:
@@ -288,9 +285,9 @@ def test_preset_reaches_only_constructors_that_name_rules(monkeypatch):
 def test_arena_and_envs_tell_agents_their_preset(monkeypatch):
     import types
 
-    from agents.arena import run_arena
-    from sichuan_env.gym_env import SichuanSingleEnv
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_agents.arena import run_arena
+    from sichuan_env.envs.gym_env import SichuanSingleEnv
+    from sichuan_env.envs.vector import SichuanVecEnv
 
     made = []
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.arena import (
+from sichuan_agents.arena import (
     STAT_FIELDS,
     Z95,
     ArenaResult,
@@ -22,8 +22,8 @@ from agents.arena import (
     run_arena,
     wall_seed,
 )
-from sichuan_env import engine
-from sichuan_env.rules import get_rules
+from sichuan_env.core import engine
+from sichuan_env.core.rules import get_rules
 
 
 def test_mean_ci_by_hand():
@@ -144,7 +144,7 @@ def test_cli_records_with_legal_options_replay(tmp_path):
         assert {k: v for k, v in r.items() if k != "events"} == {
             k: v for k, v in q.items() if k != "events"}
     assert all(n >= 1 for n in _features(recs).values()), _features(recs)
-    check = [sys.executable, "-m", "sichuan_env.records", "check"]
+    check = [sys.executable, "-m", "sichuan_env.records.record", "check"]
     res = subprocess.run([*check, str(with_legal)], capture_output=True, text=True, cwd=ROOT,
                          timeout=300)
     assert (res.returncode, res.stdout) == (0, "200 records OK\n"), res.stdout + res.stderr
@@ -163,7 +163,7 @@ def test_run_arena_legal_records(tmp_path):
     path = tmp_path / "r.jsonl"
     run_arena(["rules", "random", "greedy", "random"], deals=8, seed=4, tables=8,
               records=path, record_deals=8, legal=True)
-    from sichuan_env.records import read_jsonl, replay
+    from sichuan_env.records.record import read_jsonl, replay
 
     recs = read_jsonl(path)
     assert len(recs) == 8
@@ -193,8 +193,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "agents.arena", *args], capture_output=True,
-                          text=True, cwd=ROOT, env=env, timeout=300)
+    return subprocess.run([sys.executable, "-m", "sichuan_agents.arena", *args],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
 
 
 def test_cli_bot_from_a_file(tmp_path):
@@ -223,7 +223,7 @@ def test_cli_broken_spec_is_one_line_and_exit_2(seats, words):
 
 
 def test_output_paths_checked_before_any_deal(tmp_path, monkeypatch, capsys):
-    import agents.arena as arena
+    import sichuan_agents.arena as arena
 
     def no_run(*a, **k):
         raise AssertionError("the arena ran although the output path is unusable")
@@ -244,7 +244,7 @@ def test_output_paths_checked_before_any_deal(tmp_path, monkeypatch, capsys):
 
 
 def test_agent_objects_and_specs_mix():
-    from sichuan_env.agent import make_agent
+    from sichuan_env.seats.agent import make_agent
 
     bot = make_agent(f"{ROOT / 'tests/data/mybot.py'}:MyBot?prefer=low")
     res = run_arena([bot, "random", "random", "random"], deals=16, seed=2, tables=8)
@@ -254,8 +254,8 @@ def test_agent_objects_and_specs_mix():
 def test_statistics_equal_the_records_of_the_same_deals():
     """Per deal and seat, the arena's Hu, self-drawn, deal-in, win-value and flower-pig
     figures (read from the engine's StepInfo) equal those of the deals' game records."""
-    from agents.arena import _make_agents, _play
-    from sichuan_env.game import Game
+    from sichuan_agents.arena import _make_agents, _play
+    from sichuan_env.records.game import Game
 
     rules = get_rules("mahjongsoft")
     D = 40
@@ -309,14 +309,14 @@ def test_walls_on_ray_give_a_local_runs_results():
     one = run_arena(bots, 8, seed=4, tables=4)
     spread = run_arena(bots, 8, seed=4, tables=4, workers=2, address="local")
     np.testing.assert_array_equal(one.points, spread.points)
-    from agents.bots.greedy import GreedyAgent
+    from sichuan_agents.bots.greedy import GreedyAgent
 
     with pytest.raises(ValueError, match="spec strings"):
         run_arena([GreedyAgent()] * 4, 8, address="local")
 
 
 def test_arena_address_that_answers_nothing_is_one_line(capsys):
-    from agents.arena import main
+    from sichuan_agents.arena import main
 
     with pytest.raises(SystemExit) as e:
         main(["--seats", "greedy,greedy,greedy,greedy", "--deals", "4",

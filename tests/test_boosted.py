@@ -8,27 +8,27 @@ import json
 import numpy as np
 import pytest
 
-from agents.bots.rules_bot import RulesAgent
-from agents.models.boosted import TOP, BoostedAgent, shipped_trees
-from agents.models.candidate_features import (
+from sichuan_agents.bots.rules_bot import RulesAgent
+from sichuan_agents.models.boosted import TOP, BoostedAgent, shipped_trees
+from sichuan_agents.models.candidate_features import (
     DECISION_FEATURES,
     FEATURE_NAMES,
     KIND_FEATURES,
     N_FEATURES,
     candidate_features,
 )
-from agents.models.ppo import PPOAgent
-from agents.search.candidates import search_candidates
-from agents.training.boost import main as boost_main
-from agents.training.rollout_teacher import write_shard
-from agents.training.search_teacher import generate
-from sichuan_env import engine
-from sichuan_env.actions import HU, KONG
-from sichuan_env.agent import AgentSpecError, make_agent
-from sichuan_env.observation import N_CHANNELS, PLANES
-from sichuan_env.rules import get_rules
-from sichuan_env.state import TURN
-from sichuan_env.view import SeatView, seat_view
+from sichuan_agents.models.ppo import PPOAgent
+from sichuan_agents.search.candidates import search_candidates
+from sichuan_agents.training.boost import main as boost_main
+from sichuan_agents.training.rollout_teacher import write_shard
+from sichuan_agents.training.search_teacher import generate
+from sichuan_env.core import engine
+from sichuan_env.core.actions import HU, KONG
+from sichuan_env.core.rules import get_rules
+from sichuan_env.core.state import TURN
+from sichuan_env.seats.agent import AgentSpecError, make_agent
+from sichuan_env.seats.observation import N_CHANNELS, PLANES
+from sichuan_env.seats.view import SeatView, seat_view
 
 K = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
@@ -197,7 +197,7 @@ def test_the_fit_command_refuses_bad_input_in_one_line(tmp_path, capsys, small_t
 
 
 def test_a_huge_margin_plays_exactly_as_the_fitted_network(small_trees):
-    from agents.arena import run_arena
+    from sichuan_agents.arena import run_arena
 
     boosted = BoostedAgent(small_trees, rules="mil", margin=99)
     a = run_arena([boosted, "rules", "rules", "rules"], deals=16, seed=3, rules="mil")

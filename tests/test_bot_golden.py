@@ -3,7 +3,7 @@
 * ``tests/data/bot_actions.json`` holds digests of the actions of greedy, rules and the
   kept RulesAgent options over seeded play under both presets (``tests/support/bot_golden.py``),
   recorded when the bots still decoded observation planes; the bots must reproduce them.
-* :class:`agents.bots.greedy.Seen` (derived from the seat view) equals, array by array, what
+* :class:`sichuan_agents.bots.greedy.Seen` (derived from the seat view) equals, array by array, what
   the former decoder of observation planes (``tests/support/reference_bot_view.py``) gave.
 """
 
@@ -14,12 +14,12 @@ import json
 import numpy as np
 import pytest
 
-from agents.bots.greedy import GreedyAgent, Seen
-from agents.bots.rules_bot import RulesAgent
-from sichuan_env import engine
-from sichuan_env.agent import RandomAgent, agent_input, agent_needs, input_row
-from sichuan_env.observation import encode
-from sichuan_env.view import seat_view
+from sichuan_agents.bots.greedy import GreedyAgent, Seen
+from sichuan_agents.bots.rules_bot import RulesAgent
+from sichuan_env.core import engine
+from sichuan_env.seats.agent import RandomAgent, agent_input, agent_needs, input_row
+from sichuan_env.seats.observation import encode
+from sichuan_env.seats.view import seat_view
 
 from support import bot_golden
 from support.reference_bot_view import view_from_observation
@@ -106,7 +106,7 @@ def test_agent_input_follows_needs():
 @pytest.mark.parametrize("option", ["value=true", "danger_weight=0.5", "fold_wall=20",
                                     "pung_strict=true", "defence=false", "fan_cap=4"])
 def test_removed_rules_options_are_refused(option):
-    from sichuan_env.agent import AgentSpecError, make_agent
+    from sichuan_env.seats.agent import AgentSpecError, make_agent
 
     with pytest.raises(AgentSpecError, match="unexpected keyword argument"):
         make_agent(f"rules?{option}")
@@ -114,8 +114,8 @@ def test_removed_rules_options_are_refused(option):
 
 
 def test_base_agent_defaults_pass_seat_view_rows():
-    from sichuan_env.agent import BaseAgent, validate_agent
-    from sichuan_env.view import SeatView
+    from sichuan_env.seats.agent import BaseAgent, validate_agent
+    from sichuan_env.seats.view import SeatView
 
     seen = []
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.bots.greedy import GreedyAgent
-from agents.bots.rules_bot import RulesAgent
-from sichuan_env import engine
-from sichuan_env.actions import HU, PASS, PUNG, action_from_str, action_to_str
-from sichuan_env.agent import agent_input, make_agent, validate_agent
-from sichuan_env.tiles import parse_tile
+from sichuan_agents.bots.greedy import GreedyAgent
+from sichuan_agents.bots.rules_bot import RulesAgent
+from sichuan_env.core import engine
+from sichuan_env.core.actions import HU, PASS, PUNG, action_from_str, action_to_str
+from sichuan_env.core.tiles import parse_tile
+from sichuan_env.seats.agent import agent_input, make_agent, validate_agent
 
 BOTS = [GreedyAgent, RulesAgent]
 
@@ -23,8 +23,8 @@ def _decide(agent, st):
 
 def _state_with(hand14: str, void: str, melds: dict[str, int] | None = None):
     """A TURN state for seat 0 holding ``hand14`` (14 - 3n tiles) with void suit set."""
-    from sichuan_env.state import TURN
-    from sichuan_env.tiles import as_counts
+    from sichuan_env.core.state import TURN
+    from sichuan_env.core.tiles import as_counts
 
     st = engine.reset([0], "mil")
     st.hand[0] = 0
@@ -78,8 +78,8 @@ def test_greedy_prefers_more_live_effective_tiles():
 
 def _claim_state(hand13: str, void: str, tile: str):
     """A CLAIM window where seat 1 discarded ``tile`` and seat 0 may answer."""
-    from sichuan_env.state import CLAIM, OPT_HU, OPT_KONG, OPT_PUNG
-    from sichuan_env.tiles import as_counts
+    from sichuan_env.core.state import CLAIM, OPT_HU, OPT_KONG, OPT_PUNG
+    from sichuan_env.core.tiles import as_counts
 
     st = _state_with("1m", void)  # placeholder, rewritten below
     st.hand[0, 0] = as_counts(hand13)
@@ -97,7 +97,7 @@ def _claim_state(hand13: str, void: str, tile: str):
         opts |= OPT_KONG
     hh = h.copy()
     hh[t] += 1
-    from sichuan_env import hands as hx
+    from sichuan_env.core import hands as hx
 
     if hx.batch_is_complete(hh[None], np.array([0]), np.array(["mps".index(void)]))[0]:
         opts |= OPT_HU
@@ -127,7 +127,7 @@ def test_greedy_pungs_only_when_not_worse():
 
 def test_void_choice_by_shape():
     st = engine.reset([3], "mil")
-    from sichuan_env.tiles import as_counts
+    from sichuan_env.core.tiles import as_counts
 
     st.hand[0, 0] = as_counts("1234567m123456p9s")
     a, mask = _decide(GreedyAgent(), st)

@@ -2,7 +2,8 @@
 one line and exits non-zero, never with a traceback, and an output path is checked (or
 its folder created) before any work is done.
 
-Covers ``python -m sichuan_env.selfplay``, ``sichuan_env.tables`` and ``sichuan_env.hands``
+Covers ``python -m sichuan_env.records.selfplay``, ``sichuan_env.core.tables`` and
+``sichuan_env.core.hands``
 (the other tools are tested with their modules).
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from sichuan_env.selfplay import selfplay
+from sichuan_env.records.selfplay import selfplay
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,7 +48,7 @@ def _one_clear_error(r: subprocess.CompletedProcess, *words: str) -> str:
 @pytest.mark.slow
 def test_selfplay_creates_a_missing_output_folder(tmp_path: Path) -> None:
     out = tmp_path / "new" / "deeper" / "deals.jsonl"
-    r = _run("sichuan_env.selfplay", "--deals", "3", "--seed", "2", "--out", str(out),
+    r = _run("sichuan_env.records.selfplay", "--deals", "3", "--seed", "2", "--out", str(out),
              "--tables", "2")
     assert r.returncode == 0, r.stderr
     lines = out.read_text(encoding="utf-8").splitlines()
@@ -58,7 +59,7 @@ def test_selfplay_creates_a_missing_output_folder(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_selfplay_output_that_is_a_folder(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("x", encoding="utf-8")
-    r = _run("sichuan_env.selfplay", "--deals", "3", "--seed", "2", "--out", str(tmp_path))
+    r = _run("sichuan_env.records.selfplay", "--deals", "3", "--seed", "2", "--out", str(tmp_path))
     _one_clear_error(r, "--out", "is a folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
 
@@ -67,7 +68,7 @@ def test_selfplay_output_that_is_a_folder(tmp_path: Path) -> None:
 def test_selfplay_output_that_cannot_be_written(tmp_path: Path) -> None:
     blocker = tmp_path / "a_file"
     blocker.write_text("x", encoding="utf-8")
-    r = _run("sichuan_env.selfplay", "--deals", "3", "--seed", "2",
+    r = _run("sichuan_env.records.selfplay", "--deals", "3", "--seed", "2",
              "--out", str(blocker / "deals.jsonl"))
     _one_clear_error(r, "cannot write --out")
     assert blocker.read_text(encoding="utf-8") == "x"
@@ -86,7 +87,7 @@ def test_selfplay_bad_numbers_and_names(tmp_path: Path, args: list[str], words) 
     for k, v in zip(args[::2], args[1::2], strict=True):
         base[k] = v
     flat = [x for kv in base.items() for x in kv]
-    _one_clear_error(_run("sichuan_env.selfplay", *flat), *words)
+    _one_clear_error(_run("sichuan_env.records.selfplay", *flat), *words)
     assert not (tmp_path / "d.jsonl").exists()  # nothing written before the check
 
 
@@ -110,7 +111,7 @@ def test_selfplay_function_rejects_bad_seeds(seed) -> None:
     (["1112345678p", "--melds", "bong 5m"], ["unknown meld kind 'bong'"]),
 ])
 def test_hands_cli_bad_input(args: list[str], words) -> None:
-    _one_clear_error(_run("sichuan_env.hands", *args), *words)
+    _one_clear_error(_run("sichuan_env.core.hands", *args), *words)
 
 
 # ----------------------------------------------------------------------------- tables
@@ -121,7 +122,7 @@ def test_tables_cli_says_when_the_cache_cannot_be_written(tmp_path: Path) -> Non
     blocker = tmp_path / "not_a_folder"
     blocker.write_text("x", encoding="utf-8")
     env = dict(os.environ, SICHUAN_ENV_CACHE=str(blocker / "cache"))
-    r = _run("sichuan_env.tables", env=env)
+    r = _run("sichuan_env.core.tables", env=env)
     _one_clear_error(r, "could not cache hand tables", "SICHUAN_ENV_CACHE")
     assert blocker.read_text(encoding="utf-8") == "x"
 
@@ -156,7 +157,7 @@ def test_train_bad_arguments(tmp_path: Path, args: list[str], words) -> None:
 
 
 def test_train_resume_accepts_a_checkpoint_named_without_zip(tmp_path: Path) -> None:
-    import train
+    from sichuan_agents import train
 
     ckpt = tmp_path / "ckpt.zip"
     ckpt.write_bytes(b"")
@@ -173,7 +174,7 @@ def test_train_resume_accepts_a_checkpoint_named_without_zip(tmp_path: Path) -> 
 ])
 def test_arena_bad_numbers(tmp_path: Path, args: list[str], words) -> None:
     out = tmp_path / "res.json"
-    r = _run("agents.arena", "--seats", "random,random,random,random", "--deals", "4",
+    r = _run("sichuan_agents.arena", "--seats", "random,random,random,random", "--deals", "4",
              "--no-progress", "--out", str(out), *args)
     _one_clear_error(r, *words)
     assert not out.exists()

@@ -1,5 +1,5 @@
 """Every command that takes agents lists, in its ``--help``, every registered agent name and
-every spec form, from the registry itself (``sichuan_env.agent.agents_help``): a name added
+every spec form, from the registry itself (``sichuan_env.seats.agent.agents_help``): a name added
 to the registry appears in every such help without any other edit."""
 
 from __future__ import annotations
@@ -10,21 +10,21 @@ import io
 
 import pytest
 
-from sichuan_env import agent as agent_module
+from sichuan_env.seats import agent as agent_module
 
 #: (module with ``main(argv)``, the arguments before ``--help``)
 COMMANDS = [
-    ("agents.arena", []),
-    ("agents.ladder", []),
-    ("agents.tournament", []),
-    ("agents.review", []),
-    ("sichuan_env.bot_server", []),
-    ("agents.search.agent", []),
-    ("sichuan_env.play", []),
-    ("sichuan_env.play", ["--web"]),
-    ("train", []),
-    ("agents.training.finetune", []),
-    ("agents.training.rollout_teacher", []),
+    ("sichuan_agents.arena", []),
+    ("sichuan_agents.ladder", []),
+    ("sichuan_agents.tournament", []),
+    ("sichuan_agents.review", []),
+    ("sichuan_env.seats.bot_server", []),
+    ("sichuan_agents.search.agent", []),
+    ("sichuan_env.play.terminal", []),
+    ("sichuan_env.play.terminal", ["--web"]),
+    ("sichuan_agents.train", []),
+    ("sichuan_agents.training.finetune", []),
+    ("sichuan_agents.training.rollout_teacher", []),
 ]
 
 
@@ -50,6 +50,6 @@ def test_help_lists_every_registered_agent_and_spec_form(module: str, before: li
 
 def test_a_newly_registered_name_appears_in_every_help(monkeypatch) -> None:
     monkeypatch.setitem(agent_module.BUILTIN_AGENTS, "zzz_new_bot",
-                        "agents.bots.greedy:GreedyAgent")
+                        "sichuan_agents.bots.greedy:GreedyAgent")
     for module, before in COMMANDS:
         assert "zzz_new_bot" in _help(module, before), module

@@ -62,13 +62,13 @@ ZERO_OK = {
 
 
 def _train(argv: list[str], tmp_path: Path, monkeypatch) -> Callable[[], object]:
-    import train
+    from sichuan_agents import train
 
     return lambda: train.parse_args([*argv, "--out", str(tmp_path / "run")])
 
 
 def _arena(argv, tmp_path, monkeypatch):
-    import agents.arena as arena
+    import sichuan_agents.arena as arena
 
     monkeypatch.setattr(arena, "run_arena", _stop)
     return lambda: arena.main(["--seats", "random,random,random,random", "--no-progress",
@@ -76,14 +76,14 @@ def _arena(argv, tmp_path, monkeypatch):
 
 
 def _ladder(argv, tmp_path, monkeypatch):
-    import agents.ladder as ladder
+    import sichuan_agents.ladder as ladder
 
     monkeypatch.setattr(ladder, "run_ladder", _stop)
     return lambda: ladder.main(["--agents", "random,greedy", "--no-progress", *argv])
 
 
 def _selfplay(argv, tmp_path, monkeypatch):
-    import sichuan_env.selfplay as selfplay
+    import sichuan_env.records.selfplay as selfplay
 
     monkeypatch.setattr(selfplay, "selfplay", _stop)
     base = {"--deals": "2", "--seed": "1"}  # required: the option swept replaces its own
@@ -93,7 +93,7 @@ def _selfplay(argv, tmp_path, monkeypatch):
 
 
 def _viewer(argv, tmp_path, monkeypatch):
-    import sichuan_env.viewer as viewer
+    import sichuan_env.records.viewer as viewer
 
     monkeypatch.setattr(viewer, "write_replay", _stop)
     return lambda: viewer.main([str(RECORDS), "--out", str(tmp_path / "r.html"), *argv])
@@ -198,7 +198,7 @@ def test_train_leftovers_one_line_exit_2_before_any_work(tmp_path: Path, args, w
 
 
 def test_train_out_folder_that_can_be_created_is_accepted(tmp_path: Path) -> None:
-    import train
+    from sichuan_agents import train
 
     out = tmp_path / "new" / "deeper" / "run"
     assert train.parse_args(["--out", str(out)]).out == str(out)
@@ -207,7 +207,7 @@ def test_train_out_folder_that_can_be_created_is_accepted(tmp_path: Path) -> Non
 
 
 def test_address_of_a_listening_port_passes_the_probe() -> None:
-    from agents.training.cluster import address_problem, parse_address
+    from sichuan_agents.training.cluster import address_problem, parse_address
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -227,9 +227,9 @@ def test_rllib_reaches_the_cluster_before_imitation(tmp_path: Path, monkeypatch,
     error becomes one line naming the address and how to start or join a cluster."""
     import ray
 
-    import agents.training.rllib_train as rt
-    import train
-    from agents.training import cluster
+    import sichuan_agents.training.rllib_train as rt
+    from sichuan_agents import train
+    from sichuan_agents.training import cluster
 
     def no_cluster(*args, **kwargs):
         raise ConnectionError("Could not find any running Ray instance.")

@@ -209,8 +209,8 @@ def test_blocks_run_with_the_interpreter_running_the_tests(
 def test_the_readme_marks_its_examples_runnable() -> None:
     readme = [b for b in _ALL_BLOCKS if b.doc == "README.md"]
     code = "\n".join(b.code for b in readme)
-    for needed in ("hands.shanten", "agent_iter", "class MyBot", "agents.arena",
-                   "sichuan_env.viewer"):
+    for needed in ("hands.shanten", "agent_iter", "class MyBot", "sichuan_agents.arena",
+                   "sichuan_env.records.viewer"):
         assert needed in code, needed
     assert any(not b.slow and not b.file for b in readme)
 
@@ -458,8 +458,8 @@ def test_readme_shape() -> None:
 
 
 def test_rules_worked_example_matches_the_hand_evaluator() -> None:
-    from sichuan_env import hands
-    from sichuan_env.rules import get_rules
+    from sichuan_env.core import hands
+    from sichuan_env.core.rules import get_rules
 
     text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
     example = text.split("**A worked example.**")[1].split("```python")[0]
@@ -491,7 +491,7 @@ def test_licence_citation_and_pyproject_agree() -> None:
     project = pyproject["project"]
     licence = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert licence.startswith("MIT License") and project["license"] == {"text": "MIT"}
-    assert "the sichuan-env authors" in licence and "agents/models" in licence
+    assert "the sichuan-env authors" in licence and "sichuan_agents/models" in licence
     assert "numba engine" in project["description"] and "numpy engine" not in project[
         "description"]
     cff = (ROOT / "CITATION.cff").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The one driver loop (sichuan_env.driver): inputs by what an agent needs, one legality
+"""The one driver loop (sichuan_env.seats.driver): inputs by what an agent needs, one legality
 check and message, held tables, and every caller going through it."""
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st_
 
-from sichuan_env import engine
-from sichuan_env.actions import N_ACTIONS, action_to_str
-from sichuan_env.agent import BaseAgent, RandomAgent, validate_agent
-from sichuan_env.driver import (
+from sichuan_env.core import engine
+from sichuan_env.core.actions import N_ACTIONS, action_to_str
+from sichuan_env.core.engine import IllegalActionError
+from sichuan_env.seats.agent import BaseAgent, RandomAgent, validate_agent
+from sichuan_env.seats.driver import (
     NO_OBSERVATION,
     agent_input,
     agent_needs,
@@ -25,9 +26,8 @@ from sichuan_env.driver import (
     play_step,
     play_until_learner,
 )
-from sichuan_env.engine import IllegalActionError
-from sichuan_env.observation import N_CHANNELS, encode
-from sichuan_env.view import SeatView, seat_view
+from sichuan_env.seats.observation import N_CHANNELS, encode
+from sichuan_env.seats.view import SeatView, seat_view
 
 
 def lowest_legal(masks: np.ndarray) -> np.ndarray:
@@ -268,10 +268,10 @@ def test_validate_agent_with_a_view_bot_and_an_act_only_view_bot():
 
 def test_view_bot_in_every_caller():
     pytest.importorskip("stable_baselines3")
-    from agents.arena import run_arena
-    from sichuan_env.gym_env import SichuanSingleEnv
-    from sichuan_env.play import play
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_agents.arena import run_arena
+    from sichuan_env.envs.gym_env import SichuanSingleEnv
+    from sichuan_env.envs.vector import SichuanVecEnv
+    from sichuan_env.play.terminal import play
 
     bot = ViewBot()
     res = run_arena([bot, "random", "random", "random"], deals=8, seed=2, tables=3)
@@ -304,10 +304,10 @@ def test_view_bot_in_every_caller():
 
 def test_illegal_opponents_are_reported_the_same_way_everywhere():
     pytest.importorskip("stable_baselines3")
-    from agents.arena import run_arena
-    from sichuan_env.gym_env import SichuanSingleEnv
-    from sichuan_env.play import play
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_agents.arena import run_arena
+    from sichuan_env.envs.gym_env import SichuanSingleEnv
+    from sichuan_env.envs.vector import SichuanVecEnv
+    from sichuan_env.play.terminal import play
 
     pattern = r"always-pass chose illegal action 87 \(pass\) at {} \d+, seat \d; legal: \["
     with pytest.raises(IllegalActionError, match=pattern.format("deal")):
@@ -328,7 +328,7 @@ def _same_state(a, b) -> bool:
 
 @pytest.mark.parametrize("bad", [None, "void s", 2.5, np.float32(3.0), True])
 def test_raw_env_step_rejects_non_integers_and_changes_nothing(bad):
-    from sichuan_env.aec import raw_env
+    from sichuan_env.envs.aec import raw_env
 
     e = raw_env()
     e.reset(seed=2)
@@ -346,7 +346,7 @@ def test_raw_env_step_rejects_non_integers_and_changes_nothing(bad):
 @pytest.mark.parametrize("mode", ["terminate", "raise"])
 @pytest.mark.parametrize("bad", [None, "void s", 2.5])
 def test_gym_step_rejects_non_integers_in_both_modes(mode, bad):
-    from sichuan_env.gym_env import SichuanSingleEnv
+    from sichuan_env.envs.gym_env import SichuanSingleEnv
 
     env = SichuanSingleEnv(illegal_action=mode)
     _, info = env.reset(seed=3)
@@ -359,7 +359,7 @@ def test_gym_step_rejects_non_integers_in_both_modes(mode, bad):
 
 def test_vector_step_rejects_non_integer_actions():
     pytest.importorskip("stable_baselines3")
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_env.envs.vector import SichuanVecEnv
 
     venv = SichuanVecEnv(3, seed=0)
     venv.reset()
@@ -491,7 +491,7 @@ def test_play_until_learner_checks_seat_agent():
 def test_random_agent_fast_path_is_the_class_only():
     """The compiled uniform chooser serves RandomAgent itself, not a subclass that
     overrides act_batch (the driver tells them apart without importing the agent module)."""
-    from sichuan_env.driver import builtin_random_rng
+    from sichuan_env.seats.driver import builtin_random_rng
 
     class Lowest(RandomAgent):
         def act_batch(self, observations, masks):
@@ -534,7 +534,7 @@ def test_builtin_random_rng_is_the_random_agent_class_only():
 def test_random_agent_moves_are_uniform_legal_actions():
     """RandomAgent.act_batch is driver.uniform_legal_actions of its generator: the same
     moves and the same draws (the generators end in the same state)."""
-    from sichuan_env.driver import uniform_legal_actions
+    from sichuan_env.seats.driver import uniform_legal_actions
 
     rng = np.random.default_rng(3)
     masks = rng.random((40, 88)) < 0.2

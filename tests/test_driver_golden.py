@@ -1,17 +1,17 @@
 """Seeded runs of every caller of the driver give the results they gave before the one
-driver loop (sichuan_env.driver) replaced the five copies: arena statistics and records,
+driver loop (sichuan_env.seats.driver) replaced the five copies: arena statistics and records,
 vector and gym env traces, terminal play and self-play records, compared by hash with
 what the code before the change produced (the hashes below were taken from it).
 
 Three runs changed when every caller came to seed its agents by one formula
-(``sichuan_env.seeding.agent_seed``: distinct spec k of a run with seed s gets
+(``sichuan_env.core.seeding.agent_seed``: distinct spec k of a run with seed s gets
 s * 101 + k, equal specs being one agent): their random seats draw from other seeds.
 ``BEFORE_ONE_SEED_FORMULA`` keeps their old hashes, and the test below gets them back by
 giving the same runs agents seeded as before, so nothing but the seeds changed.
 
 The terminal play hashes were retaken when terminal play stopped printing what the human
 may not know (other seats' set-aside tiles, passes and claims that did not take effect:
-each bot move is now told as :func:`sichuan_env.public_log.public_moves` words it): the
+each bot move is now told as :func:`sichuan_env.records.public_log.public_moves` words it): the
 scores of the four runs are the same as before, and their transcripts without the bots'
 move lines are identical."""
 
@@ -62,7 +62,7 @@ def _digest(value) -> str:
 
 
 def _arena(seats, dup, tables, tmp_path):
-    from agents.arena import run_arena
+    from sichuan_agents.arena import run_arena
 
     p = tmp_path / "r.jsonl"
     res = run_arena(seats, 24, duplicate=dup, seed=3, tables=tables, records=p,
@@ -74,7 +74,7 @@ def _arena(seats, dup, tables, tmp_path):
 
 
 def _vector(opp):
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_env.envs.vector import SichuanVecEnv
 
     env = SichuanVecEnv(9, learner_seats=(0, 2), opponents=opp, seed=5)
     obs = env.reset()
@@ -91,7 +91,7 @@ def _vector(opp):
 
 
 def _gym(opp):
-    from sichuan_env.gym_env import SichuanSingleEnv
+    from sichuan_env.envs.gym_env import SichuanSingleEnv
 
     e = SichuanSingleEnv(learner_seat="random", opponents=opp)
     trace = []
@@ -106,7 +106,7 @@ def _gym(opp):
 
 
 def _play(opp):
-    from sichuan_env.play import play
+    from sichuan_env.play.terminal import play
 
     buf = io.StringIO()
     scores = play(opp, seat=1, seed=4, auto_first=True, stdout=buf)
@@ -136,7 +136,7 @@ def test_same_results_as_before_the_driver(key, tmp_path):
                        "['greedy', 'rules', 'random']": ["greedy", "rules", "random"]}[
             key.split(" ", 1)[1]])
     else:
-        from sichuan_env.selfplay import selfplay
+        from sichuan_env.records.selfplay import selfplay
 
         value = hashlib.sha256(json.dumps(list(selfplay(10, 2, tables=3))).encode()
                                ).hexdigest()
@@ -145,7 +145,7 @@ def test_same_results_as_before_the_driver(key, tmp_path):
 
 @pytest.mark.parametrize("key", sorted(BEFORE_ONE_SEED_FORMULA))
 def test_the_changed_runs_differ_by_the_agents_seeds_only(key):
-    from sichuan_env.agent import RandomAgent, make_agent
+    from sichuan_env.seats.agent import RandomAgent, make_agent
 
     if key.startswith("vector"):  # seed 5: the random spec was the 2nd: 5 + 2
         value = _vector([make_agent("rules"), RandomAgent(7), make_agent("greedy")])

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sichuan_env import engine
-from sichuan_env.engine import IllegalActionError
-from sichuan_env.rules import get_rules
+from sichuan_env.core import engine
+from sichuan_env.core.engine import IllegalActionError
+from sichuan_env.core.rules import get_rules
 
 from support.policies import uniform
 

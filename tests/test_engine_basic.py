@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from sichuan_env import engine
-from sichuan_env.game import Game, IllegalActionError
-from sichuan_env.state import TURN, VOID
+from sichuan_env.core import engine
+from sichuan_env.core.state import TURN, VOID
+from sichuan_env.records.game import Game, IllegalActionError
 
 
 def _random_game(seed: int, rules: str = "mil") -> Game:

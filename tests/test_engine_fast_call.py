@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sichuan_env import engine
+from sichuan_env.core import engine
 
 from support.policies import uniform
 

@@ -15,11 +15,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from sichuan_env import engine
-from sichuan_env.engine import IllegalActionError, Ledger
-from sichuan_env.hands import FAN_NAMES
-from sichuan_env.rules import get_rules
-from sichuan_env.state import DONE, END_THREE_HU, END_WALL, VOID, State
+from sichuan_env.core import engine
+from sichuan_env.core.engine import IllegalActionError, Ledger
+from sichuan_env.core.hands import FAN_NAMES
+from sichuan_env.core.rules import get_rules
+from sichuan_env.core.state import DONE, END_THREE_HU, END_WALL, VOID, State
 
 from support.invariants import check_invariants
 from support.policies import biased, uniform

@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from sichuan_env import engine_kernels as ek
-from sichuan_env.seeding import GOLDEN
+from sichuan_env.core import engine_kernels as ek
+from sichuan_env.core.seeding import GOLDEN
 
 _U64 = hs.integers(0, 2**64 - 1)
 # keys with many ties (a few values, spread over the top byte or not) and arbitrary keys

@@ -14,8 +14,8 @@ import numba
 import numpy as np
 import pytest
 
-from sichuan_env import engine
-from sichuan_env import engine_kernels as ek
+from sichuan_env.core import engine
+from sichuan_env.core import engine_kernels as ek
 
 from support.policies import biased, uniform
 
@@ -131,7 +131,7 @@ def test_parallel_kernel_direct_matches_serial_kernel(threads: int) -> None:
 
 _MANY_THREADS = """
 import numba, numpy as np
-from sichuan_env import engine
+from sichuan_env.core import engine
 from support.policies import uniform
 out = []
 for threads in (1, 3, 4):

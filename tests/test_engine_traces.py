@@ -32,7 +32,7 @@ from support.trace_helpers import (
     waits,
 )
 
-game_mod = pytest.importorskip("sichuan_env.game")
+game_mod = pytest.importorskip("sichuan_env.records.game")
 Game = game_mod.Game
 IllegalActionError = game_mod.IllegalActionError
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sichuan_env import engine
-from sichuan_env import engine_kernels as ek
-from sichuan_env.rules import PRESETS, get_rules
+from sichuan_env.core import engine
+from sichuan_env.core import engine_kernels as ek
+from sichuan_env.core.rules import PRESETS, get_rules
 
 from support.policies import biased, uniform
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sichuan_env import engine
-from sichuan_env.actions import HU
-from sichuan_env.hands import batch_is_complete
-from sichuan_env.state import CLAIM, DONE, OPT_HU, ROB, TURN, State
+from sichuan_env.core import engine
+from sichuan_env.core.actions import HU
+from sichuan_env.core.hands import batch_is_complete
+from sichuan_env.core.state import CLAIM, DONE, OPT_HU, ROB, TURN, State
 
 from support.policies import biased, uniform
 

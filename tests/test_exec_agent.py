@@ -17,15 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.arena import main as arena_main
-from agents.arena import run_arena
-from sichuan_env.agent import AgentSpecError, make_agent
-from sichuan_env.bot_process import live_processes
+from sichuan_agents.arena import main as arena_main
+from sichuan_agents.arena import run_arena
+from sichuan_env.seats.agent import AgentSpecError, make_agent
+from sichuan_env.seats.bot_process import live_processes
 
 ROOT = Path(__file__).resolve().parent.parent
 FAULT_BOT = ROOT / "tests" / "support" / "fault_bot.py"
 PY = sys.executable
-SERVER = f"exec:{PY} -m sichuan_env.bot_server"
+SERVER = f"exec:{PY} -m sichuan_env.seats.bot_server"
 
 
 def fault_spec(mode: str, n: int = 1, options: str = "timeout=5") -> str:
@@ -180,7 +180,7 @@ def test_every_process_is_gone_after_ctrl_c(tmp_path):
     spec = f"exec:{PY} {FAULT_BOT} ok 1 {pids}"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(
-        [PY, "-m", "agents.arena", "--seats", f"{spec},{spec}?name=b,rules,rules",
+        [PY, "-m", "sichuan_agents.arena", "--seats", f"{spec},{spec}?name=b,rules,rules",
          "--deals", "4000", "--no-progress"], cwd=ROOT, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
@@ -218,11 +218,11 @@ def test_the_bot_of_the_protocol_page_plays(tmp_path):
 def test_exec_bots_in_the_ladder_terminal_and_web_play(tmp_path):
     import io
 
-    from agents.ladder import run_ladder
-    from sichuan_env.play import play
-    from sichuan_env.rules import get_rules
-    from sichuan_env.web.bots import BotSpec
-    from sichuan_env.web.table import DealSeeds, WebGame
+    from sichuan_agents.ladder import run_ladder
+    from sichuan_env.core.rules import get_rules
+    from sichuan_env.play.terminal import play
+    from sichuan_env.play.web.bots import BotSpec
+    from sichuan_env.play.web.table import DealSeeds, WebGame
 
     ok = f"exec:{PY} {FAULT_BOT} ok"
     ladder = run_ladder(["greedy", ok], deals=8, seed=2, tables=8)
@@ -240,6 +240,6 @@ def test_exec_bots_in_the_ladder_terminal_and_web_play(tmp_path):
                               for a in agents)
     finally:
         game.bots.close()
-        from sichuan_env.bot_process import close_all
+        from sichuan_env.seats.bot_process import close_all
 
-        close_all()  # the web keeps one unused prototype per spec (sichuan_env.web.bots)
+        close_all()  # the web keeps one unused prototype per spec (sichuan_env.play.web.bots)

@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import sichuan_env.vector as vector
-from sichuan_env import engine
-from sichuan_env.actions import N_ACTIONS
-from sichuan_env.agent import RandomAgent
-from sichuan_env.driver import agent_needs, play_step, uniform_legal_actions
-from sichuan_env.rules import get_rules
-from sichuan_env.vector import SichuanVecEnv
+import sichuan_env.envs.vector as vector
+from sichuan_env.core import engine
+from sichuan_env.core.actions import N_ACTIONS
+from sichuan_env.core.rules import get_rules
+from sichuan_env.envs.vector import SichuanVecEnv
+from sichuan_env.seats.agent import RandomAgent
+from sichuan_env.seats.driver import agent_needs, play_step, uniform_legal_actions
 
 
 class ReferenceVecEnv(SichuanVecEnv):
@@ -151,7 +151,7 @@ def test_uniform_legal_actions_rejects_rows_without_legal_action() -> None:
 
 
 def _single_trace(opponents, seat, steps: int = 300) -> list[Any]:
-    from sichuan_env.gym_env import SichuanSingleEnv
+    from sichuan_env.envs.gym_env import SichuanSingleEnv
 
     e = SichuanSingleEnv(learner_seat=seat, opponents=opponents)
     obs, info = e.reset(seed=11)

@@ -2,12 +2,17 @@
 
 import numpy as np
 
-from agents.training.features import N_FEATURE_PLANES, AnalysisVecEnv, analysis_planes, augment
-from sichuan_env import hands, tiles
-from sichuan_env.agent import make_agent
-from sichuan_env.game import Game
-from sichuan_env.observation import N_CHANNELS, encode
-from sichuan_env.vector import SichuanVecEnv
+from sichuan_agents.training.features import (
+    N_FEATURE_PLANES,
+    AnalysisVecEnv,
+    analysis_planes,
+    augment,
+)
+from sichuan_env.core import hands, tiles
+from sichuan_env.envs.vector import SichuanVecEnv
+from sichuan_env.records.game import Game
+from sichuan_env.seats.agent import make_agent
+from sichuan_env.seats.observation import N_CHANNELS, encode
 
 
 def _deal(seat0: str, wall_len: int = 20) -> Game:

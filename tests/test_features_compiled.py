@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
-from agents.training.features import analysis_planes
-from sichuan_env import engine
-from sichuan_env.observation import N_CHANNELS, PLANES, encode
-from sichuan_env.rules import get_rules
+from sichuan_agents.training.features import analysis_planes
+from sichuan_env.core import engine
+from sichuan_env.core.rules import get_rules
+from sichuan_env.seats.observation import N_CHANNELS, PLANES, encode
 
 from support import reference_features as ref
 from support.policies import biased, uniform

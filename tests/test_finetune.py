@@ -1,4 +1,4 @@
-"""The PPO fine-tune command (agents/training/finetune.py): bad arguments are one-line
+"""The PPO fine-tune command (sichuan_agents/training/finetune.py): bad arguments are one-line
 errors; a tiny run warms the critic up, trains with the KL penalty against the frozen
 start, writes the learning curve (JSON lines and PNG) and saves a model with its layout."""
 
@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from agents.training.finetune import parse_args, sharpen
+from sichuan_agents.training.finetune import parse_args, sharpen
 
 
 @pytest.mark.parametrize("argv, word", [
@@ -24,9 +24,9 @@ def test_bad_arguments_exit_2_with_one_line(argv, word, capsys):
 
 
 def test_sharpening_keeps_every_choice():
-    from agents.models.ppo import MODELS
-    from agents.training.distill import actor_logits
-    from agents.training.ppo_policy import load_model
+    from sichuan_agents.models.ppo import MODELS
+    from sichuan_agents.training.distill import actor_logits
+    from sichuan_agents.training.ppo_policy import load_model
 
     model = load_model(MODELS / "fitted_mil.zip", device="cpu")
     obs = torch.rand(64, *model.observation_space.shape)
@@ -40,8 +40,8 @@ def test_sharpening_keeps_every_choice():
 
 @pytest.mark.slow
 def test_tiny_run_writes_the_curve_and_a_model_with_its_layout(tmp_path):
-    from agents.models.ppo import MODELS, PPOAgent
-    from agents.training.finetune import main
+    from sichuan_agents.models.ppo import MODELS, PPOAgent
+    from sichuan_agents.training.finetune import main
 
     out = tmp_path / "ft"
     assert main(["--out", str(out), "--total-steps", "2048", "--tables", "4", "--n-steps",
@@ -61,7 +61,7 @@ def test_tiny_run_writes_the_curve_and_a_model_with_its_layout(tmp_path):
 
 
 def test_read_curve_drops_points_after_the_last_checkpoint(tmp_path):
-    from agents.training.finetune import read_curve
+    from sichuan_agents.training.finetune import read_curve
 
     path = tmp_path / "curve.jsonl"
     assert read_curve(path, 0) == []
@@ -78,7 +78,7 @@ TINY = ["--tables", "4", "--n-steps", "64", "--batch-size", "512", "--epochs", "
 
 @pytest.mark.slow
 def test_a_second_run_resumes_where_the_first_stopped(tmp_path, capsys):
-    from agents.training.finetune import main
+    from sichuan_agents.training.finetune import main
 
     out = tmp_path / "ft"
     assert main(["--out", str(out), "--total-steps", "1024", *TINY]) == 0

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from sichuan_env.agent import BaseAgent, RandomAgent
-from sichuan_env.engine import IllegalActionError
-from sichuan_env.gym_env import SichuanSingleEnv
-from sichuan_env.observation import OBS_SHAPE, encode
-from sichuan_env.rules import get_rules
+from sichuan_env.core.engine import IllegalActionError
+from sichuan_env.core.rules import get_rules
+from sichuan_env.envs.gym_env import SichuanSingleEnv
+from sichuan_env.seats.agent import BaseAgent, RandomAgent
+from sichuan_env.seats.observation import OBS_SHAPE, encode
 
 
 def run_episode(e: SichuanSingleEnv, seed: int, rng: np.random.Generator):

@@ -1,7 +1,7 @@
 """``import sichuan_env`` registers the single-agent env with Gymnasium.
 
 ``gymnasium.make(sichuan_env.GYM_ENV_ID, **kwargs)`` builds a
-:class:`~sichuan_env.gym_env.SichuanSingleEnv` with those keyword arguments, plays the same
+:class:`~sichuan_env.envs.gym_env.SichuanSingleEnv` with those keyword arguments, plays the same
 deal as the class built directly, and the registration itself imports no environment
 module.
 """
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import sichuan_env
-from sichuan_env.gym_env import SichuanSingleEnv
+from sichuan_env.envs.gym_env import SichuanSingleEnv
 
 
 def _play(env: gymnasium.Env, seed: int) -> tuple[list[float], list[int], np.ndarray]:
@@ -39,7 +39,7 @@ def test_the_id_is_registered_under_the_package_namespace() -> None:
     assert sichuan_env.GYM_ENV_ID == "sichuan_env/Sichuan-v0"
     spec = gymnasium.spec(sichuan_env.GYM_ENV_ID)
     assert spec.namespace == "sichuan_env"
-    assert spec.entry_point == "sichuan_env.gym_env:SichuanSingleEnv"
+    assert spec.entry_point == "sichuan_env.envs.gym_env:SichuanSingleEnv"
 
 
 def test_make_builds_the_single_agent_env_with_the_keywords() -> None:
@@ -82,7 +82,8 @@ def test_registration_imports_no_environment_module() -> None:
         import gymnasium
         import sichuan_env
         assert sichuan_env.GYM_ENV_ID in gymnasium.registry
-        heavy = [m for m in ("sichuan_env.gym_env", "sichuan_env.engine", "sichuan_env.aec",
+        heavy = [m for m in ("sichuan_env.envs.gym_env", "sichuan_env.core.engine",
+        "sichuan_env.envs.aec",
                              "numba") if m in sys.modules]
         assert heavy == [], heavy
         import importlib

@@ -1,7 +1,7 @@
-"""The compiled hand functions (the one implementation, sichuan_env.hand_kernels) agree
+"""The compiled hand functions (the one implementation, sichuan_env.core.hand_kernels) agree
 with the numpy reference of tests/support/reference_hands.py (complete?, waits, shanten, fans,
 value, theoretical maximum) on random hands with melds and voids and on every
-single-suit hand; one hand at a time and through the batched API of sichuan_env.hands."""
+single-suit hand; one hand at a time and through the batched API of sichuan_env.core.hands."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from sichuan_env import hand_kernels as hk
-from sichuan_env import hands as hx
+from sichuan_env.core import hand_kernels as hk
+from sichuan_env.core import hands as hx
 
 from support import reference_hands as rh
 
@@ -135,7 +135,7 @@ def _random_batch(rng: np.random.Generator, size: int, n_tiles: int):
 
 
 def _assert_batched_api_is_reference(c13, mk, v, c14):
-    """Every batched function of sichuan_env.hands (the kernels over rows) on standing
+    """Every batched function of sichuan_env.core.hands (the kernels over rows) on standing
     hands ``c13`` and the same hands plus a tile ``c14`` equals the numpy reference."""
     n = np.count_nonzero(mk, axis=1)
     np.testing.assert_array_equal(hx.batch_wait_mask(c13, mk, v), rh.batch_wait_mask(c13, mk, v))

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from agents.search.hand_model import (  # noqa: E402
+from sichuan_agents.search.hand_model import (  # noqa: E402
     N_FEATURES,
     SHIPPED,
     HandNet,
@@ -22,11 +22,11 @@ from agents.search.hand_model import (  # noqa: E402
     train,
     unseen_from_features,
 )
-from sichuan_env import engine  # noqa: E402
-from sichuan_env import engine_kernels as ek  # noqa: E402
-from sichuan_env.rules import get_rules  # noqa: E402
-from sichuan_env.state import DONE  # noqa: E402
-from sichuan_env.view import seat_view  # noqa: E402
+from sichuan_env.core import engine  # noqa: E402
+from sichuan_env.core import engine_kernels as ek  # noqa: E402
+from sichuan_env.core.rules import get_rules  # noqa: E402
+from sichuan_env.core.state import DONE  # noqa: E402
+from sichuan_env.seats.view import seat_view  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -83,7 +83,7 @@ def test_features_read_the_view_only():
 
 
 def test_discard_order_channels():
-    from sichuan_env.observation import N_CHANNELS
+    from sichuan_env.seats.observation import N_CHANNELS
 
     v = seat_view(engine.reset([3], "mil"), 0, [0])  # before the void choice: no river
     v.river[0, 2, :3] = [4, 7, 4]  # seat 2 threw kind 4 first, then 7, then 4 again
@@ -145,7 +145,8 @@ def test_shipped_hand_model_places_hidden_tiles_better_than_an_even_draw():
 
 
 def test_command_line_bad_input_is_one_line():
-    proc = subprocess.run([sys.executable, "-m", "agents.search.hand_model", "--deals", "0"],
+    proc = subprocess.run([sys.executable, "-m", "sichuan_agents.search.hand_model",
+                           "--deals", "0"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "--deals" in proc.stderr
@@ -153,8 +154,8 @@ def test_command_line_bad_input_is_one_line():
 
 
 def test_search_with_model_hands_plays_legally():
-    from agents.search.agent import SearchAgent
-    from sichuan_env.agent import validate_agent
+    from sichuan_agents.search.agent import SearchAgent
+    from sichuan_env.seats.agent import validate_agent
 
     agent = SearchAgent(seed=2, k=8, hands="model")
     assert agent.hand_model is not None
@@ -165,9 +166,9 @@ def test_search_with_model_hands_plays_legally():
 def test_make_ready_swaps_wall_tiles_in_until_the_hand_waits():
     """``make_ready`` (``hands=shaped``) keeps every tile count, never takes the seat's
     void suit, and leaves a ready hand when it says so."""
-    from agents.bots.greedy import shanten
-    from agents.bots.rules_bot import RulesAgent
-    from agents.search.sampler import make_ready, sample_states
+    from sichuan_agents.bots.greedy import shanten
+    from sichuan_agents.bots.rules_bot import RulesAgent
+    from sichuan_agents.search.sampler import make_ready, sample_states
 
     rules = get_rules("mil").replace(deals_per_match=1)
     st = engine.reset([11], rules)
@@ -201,9 +202,9 @@ def test_make_ready_with_dead_kinds_never_waits_on_them():
     """``hands=safe``: a hand made ready with ``dead`` kinds waits on none of them, tile
     counts are kept; ``dead_kinds`` holds the seat's own river and the last discards of
     the seats that played after it, before the viewing seat."""
-    from agents.bots.rules_bot import RulesAgent
-    from agents.search.sampler import Known, dead_kinds, make_ready, sample_states
-    from sichuan_env.hands import batch_wait_mask
+    from sichuan_agents.bots.rules_bot import RulesAgent
+    from sichuan_agents.search.sampler import Known, dead_kinds, make_ready, sample_states
+    from sichuan_env.core.hands import batch_wait_mask
 
     rules = get_rules("mil").replace(deals_per_match=1)
     st = engine.reset([12], rules)

@@ -5,9 +5,9 @@ test_hands_rules.py and test_hands_reference.py.)"""
 import numpy as np
 import pytest
 
-from sichuan_env import hand_kernels as hk
-from sichuan_env import hands, tables, tiles
-from sichuan_env.rules import get_rules
+from sichuan_env.core import hand_kernels as hk
+from sichuan_env.core import hands, tables, tiles
+from sichuan_env.core.rules import get_rules
 
 from support import reference_hands as rh
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from sichuan_env import hands, tiles
-from sichuan_env.rules import get_rules
+from sichuan_env.core import hands, tiles
+from sichuan_env.core.rules import get_rules
 
 from support import reference as ref
 

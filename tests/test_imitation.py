@@ -16,11 +16,11 @@ def test_imitation_learns_the_teachers_choices():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.training.features import AnalysisVecEnv
-    from agents.training.imitation import imitate
-    from agents.training.ppo_policy import policy_kwargs
-    from sichuan_env.agent import RandomAgent, make_agent
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_agents.training.features import AnalysisVecEnv
+    from sichuan_agents.training.imitation import imitate
+    from sichuan_agents.training.ppo_policy import policy_kwargs
+    from sichuan_env.envs.vector import SichuanVecEnv
+    from sichuan_env.seats.agent import RandomAgent, make_agent
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -67,11 +67,11 @@ def test_a_view_teacher_gets_the_learner_seats_views():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.training.features import AnalysisVecEnv
-    from agents.training.imitation import imitate
-    from sichuan_env.agent import BaseAgent
-    from sichuan_env.vector import SichuanVecEnv
-    from sichuan_env.view import SeatView
+    from sichuan_agents.training.features import AnalysisVecEnv
+    from sichuan_agents.training.imitation import imitate
+    from sichuan_env.envs.vector import SichuanVecEnv
+    from sichuan_env.seats.agent import BaseAgent
+    from sichuan_env.seats.view import SeatView
 
     class ViewTeacher(BaseAgent):
         needs = "view"

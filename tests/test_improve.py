@@ -1,4 +1,4 @@
-"""The policy-improvement loop (agents/training/improve.py): a tiny real run that is
+"""The policy-improvement loop (sichuan_agents/training/improve.py): a tiny real run that is
 stopped after one generation and resumed for a second, and the keep-only-if-better rule."""
 
 import json
@@ -7,8 +7,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from agents.training.improve import keep_generation, parse_args
-from agents.training.improve import main as improve_main
+from sichuan_agents.training.improve import keep_generation, parse_args
+from sichuan_agents.training.improve import main as improve_main
 
 
 def test_keep_only_if_the_held_out_gain_is_positive_and_the_arena_not_worse():

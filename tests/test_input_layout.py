@@ -1,9 +1,9 @@
-"""Input layouts (agents/training/layout.py): saved with a model, read back by the agent,
+"""Input layouts (sichuan_agents/training/layout.py): saved with a model, read back by the agent,
 checked against the network, and inferred in one place for files saved without one."""
 
 import pytest
 
-from agents.training.layout import (
+from sichuan_agents.training.layout import (
     acting_channels,
     check_layout,
     inferred_layout,
@@ -32,10 +32,10 @@ def test_a_wrong_layout_is_a_one_line_error():
 def test_a_saved_layout_travels_with_the_model_and_wins_over_inference(tmp_path):
     from sb3_contrib import MaskablePPO
 
-    from agents.models.ppo import PPOAgent
-    from agents.training.features import AnalysisVecEnv
-    from agents.training.ppo_policy import load_model, policy_kwargs
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_agents.models.ppo import PPOAgent
+    from sichuan_agents.training.features import AnalysisVecEnv
+    from sichuan_agents.training.ppo_policy import load_model, policy_kwargs
+    from sichuan_env.envs.vector import SichuanVecEnv
 
     env = AnalysisVecEnv(SichuanVecEnv(1, opponents="random", seed=0))
     model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=8, device="cpu",
@@ -57,12 +57,12 @@ def test_a_snapshot_reads_the_layout_and_adds_the_analysis_planes_itself():
     import numpy as np
     from sb3_contrib import MaskablePPO
 
-    from agents.models.ppo import SnapshotAgent
-    from agents.training.features import AnalysisVecEnv
-    from agents.training.ppo_policy import policy_kwargs
-    from sichuan_env import engine
-    from sichuan_env.observation import encode
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_agents.models.ppo import SnapshotAgent
+    from sichuan_agents.training.features import AnalysisVecEnv
+    from sichuan_agents.training.ppo_policy import policy_kwargs
+    from sichuan_env.core import engine
+    from sichuan_env.envs.vector import SichuanVecEnv
+    from sichuan_env.seats.observation import encode
 
     env = AnalysisVecEnv(SichuanVecEnv(1, opponents="random", seed=0))
     model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=8, device="cpu",
@@ -84,11 +84,11 @@ def test_rllib_policy_file_carries_its_layout(tmp_path):
     import numpy as np
     import torch
 
-    from agents.models.rllib_agent import RLlibAgent, load_policy, save_policy
-    from agents.training.features import augment
-    from agents.training.rllib_net import TilePlanesNet
-    from sichuan_env import engine
-    from sichuan_env.observation import encode
+    from sichuan_agents.models.rllib_agent import RLlibAgent, load_policy, save_policy
+    from sichuan_agents.training.features import augment
+    from sichuan_agents.training.rllib_net import TilePlanesNet
+    from sichuan_env.core import engine
+    from sichuan_env.seats.observation import encode
 
     torch.manual_seed(0)
     net = TilePlanesNet(82, features_dim=16, channels=8, hidden=16)

@@ -1,4 +1,4 @@
-"""The compiled-code cache (sichuan_env/jit.py): one folder per version of a package's
+"""The compiled-code cache (sichuan_env/core/jit.py): one folder per version of a package's
 sources, so that an index written by other sources (naming argument types that no longer
 exist) is never read -- numba fails on such an index instead of recompiling."""
 
@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from sichuan_env import engine_kernels
-from sichuan_env.jit import kernel_cache_dir, numba_cache_dir, source_fingerprint
+import sichuan_env
+from sichuan_env.core import engine_kernels
+from sichuan_env.core.jit import kernel_cache_dir, numba_cache_dir, source_fingerprint
 
 ROOT = Path(__file__).resolve().parents[1]
 
 KERNELS_V1 = '''
 import numpy as np
 from numba.experimental import structref
-from sichuan_env.jit import njit
+from sichuan_env.core.jit import njit
 
 @structref.register
 class OldBagType(__import__("numba").types.StructRef):
@@ -40,7 +41,7 @@ def run():
 KERNELS_V2 = '''
 import numpy as np
 from numba.experimental import structref
-from sichuan_env.jit import njit
+from sichuan_env.core.jit import njit
 
 @structref.register
 class NewBagType(__import__("numba").types.StructRef):
@@ -69,10 +70,31 @@ def _run(pkg: Path, cache: Path) -> subprocess.CompletedProcess:
 
 
 def test_kernels_cache_in_a_folder_named_by_their_sources():
-    folder = Path(engine_kernels.__file__).resolve().parent
-    want = os.path.join(numba_cache_dir(), f"sichuan_env-{source_fingerprint(folder)}")
+    """Every kernel of the package, whichever room it is in, caches under one fingerprint of
+    all the package's sources: an edit to the engine recompiles the seats' kernels that
+    call it."""
+    from sichuan_env.seats import observation
+
+    package = Path(sichuan_env.__file__).resolve().parent
+    want = os.path.join(numba_cache_dir(), f"sichuan_env-{source_fingerprint(package)}")
     assert kernel_cache_dir(engine_kernels.step_serial.py_func) == want
     assert engine_kernels.step_serial._cache._cache_path.startswith(want)
+    kernel = next(f for f in vars(observation).values() if hasattr(f, "py_func"))
+    assert kernel_cache_dir(kernel.py_func) == want
+
+
+def test_the_fingerprint_reads_subfolders(tmp_path):
+    (tmp_path / "room").mkdir()
+    (tmp_path / "room" / "a.py").write_text("x = 1\n")
+    first = source_fingerprint(tmp_path)
+    edited = tmp_path / "edited"
+    (edited / "room").mkdir(parents=True)
+    (edited / "room" / "a.py").write_text("x = 2\n")
+    assert source_fingerprint(edited) != first
+    moved = tmp_path / "moved"
+    (moved / "hall").mkdir(parents=True)
+    (moved / "hall" / "a.py").write_text("x = 1\n")
+    assert source_fingerprint(moved) != first
 
 
 def test_the_fingerprint_follows_names_and_contents(tmp_path):

@@ -1,4 +1,4 @@
-"""KL-penalised MaskablePPO (agents/training/kl_ppo.py): the penalty is the KL divergence
+"""KL-penalised MaskablePPO (sichuan_agents/training/kl_ppo.py): the penalty is the KL divergence
 from the frozen start policy over legal actions, it pulls the policy back to that start,
 and the critic-only phase leaves the actor alone."""
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from agents.training.features import AnalysisVecEnv
-from agents.training.kl_ppo import KLMaskablePPO, kl_to_reference
-from agents.training.ppo_policy import policy_kwargs
-from sichuan_env.vector import SichuanVecEnv
+from sichuan_agents.training.features import AnalysisVecEnv
+from sichuan_agents.training.kl_ppo import KLMaskablePPO, kl_to_reference
+from sichuan_agents.training.ppo_policy import policy_kwargs
+from sichuan_env.envs.vector import SichuanVecEnv
 
 
 def small_model(**kw):

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import agents.ladder as ladder_mod
-from agents.arena import Z95, run_arena
-from agents.ladder import (
+import sichuan_agents.ladder as ladder_mod
+from sichuan_agents.arena import Z95, run_arena
+from sichuan_agents.ladder import (
     BEGIN,
     END,
     fit_ratings,

@@ -1,5 +1,5 @@
-"""README.md's Layout table names every module of sichuan_env/, sichuan_env/web/, agents/
-and agents/training/ (one row each), and nothing that does not exist."""
+"""README.md's Layout table names every module of sichuan_env/ and sichuan_agents/ (one row
+each), and nothing that does not exist; pyproject installs exactly those two packages."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("sichuan_env", "sichuan_env/web", "agents", "agents/training")
+PACKAGES = sorted(str(p.parent.relative_to(ROOT)) for top in ("sichuan_env", "sichuan_agents")
+                  for p in (ROOT / top).rglob("__init__.py"))
 
 
 def layout_rows(text: str) -> list[str]:
@@ -55,13 +56,18 @@ def test_the_check_reads_the_table():
     assert layout_rows(text) == ["a/b.py", "c/d.py", "c/e.py"]
 
 
-def test_pyproject_lists_every_package_folder():
-    """``pip install`` builds exactly the packages that exist: every folder with an
-    ``__init__.py`` under sichuan_env/ and agents/ is listed, and nothing else."""
+def test_pyproject_installs_the_two_packages_whole():
+    """``pip install`` builds exactly the packages that exist: setuptools' search with the
+    pyproject's patterns finds every folder with an ``__init__.py`` under sichuan_env/ and
+    sichuan_agents/, and nothing else at the top (no ``tests``, ``benchmarks``, ``train``)."""
     import tomllib
+    from setuptools import find_packages
 
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-                 ["packages"])
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = set(find_packages(str(ROOT), include=config["packages"]["find"]["include"]))
     present = {str(p.parent.relative_to(ROOT)).replace("/", ".")
-               for top in ("sichuan_env", "agents") for p in (ROOT / top).rglob("__init__.py")}
-    assert listed == present
+               for top in ("sichuan_env", "sichuan_agents")
+               for p in (ROOT / top).rglob("__init__.py")}
+    assert found == present
+    assert {name.split(".")[0] for name in found} == {"sichuan_env", "sichuan_agents"}
+    assert "py-modules" not in config

@@ -7,9 +7,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st_
 
-from sichuan_env import engine
-from sichuan_env.agent import RandomAgent
-from sichuan_env.observation import (
+from sichuan_env.core import engine
+from sichuan_env.core.state import CLAIM, DONE, ROB, TURN, VOID, State
+from sichuan_env.seats.agent import RandomAgent
+from sichuan_env.seats.observation import (
     N_CHANNELS,
     N_ORACLE_CHANNELS,
     OBS_SHAPE,
@@ -22,7 +23,6 @@ from sichuan_env.observation import (
     observation_bounds,
     plane_names,
 )
-from sichuan_env.state import CLAIM, DONE, ROB, TURN, VOID, State
 
 SEAT_FIELDS = (
     "hand", "set_aside", "void", "void_revealed", "meld", "river", "river_len", "hu",
@@ -128,7 +128,7 @@ def test_batched_equals_single_and_rows() -> None:
     full = encode(st, seats)
     for b in range(7):
         np.testing.assert_array_equal(full[b], encode(st.take([b]), seats[b])[0])
-    from sichuan_env.observation import _encode_into
+    from sichuan_env.seats.observation import _encode_into
 
     # the serial and the parallel kernel give the same rows
     many = np.arange(300) % 7

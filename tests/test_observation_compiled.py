@@ -11,8 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 from test_observation import _perturb_hidden, rotate
 
-from sichuan_env import engine
-from sichuan_env.observation import (
+from sichuan_env.core import engine
+from sichuan_env.core.rules import get_rules
+from sichuan_env.core.state import DONE, PHASE_NAMES, ROB, State
+from sichuan_env.seats.observation import (
     N_CHANNELS,
     ORACLE_PLANES,
     PLANES,
@@ -22,9 +24,7 @@ from sichuan_env.observation import (
     plane_names,
     planes_from_view,
 )
-from sichuan_env.rules import get_rules
-from sichuan_env.state import DONE, PHASE_NAMES, ROB, State
-from sichuan_env.view import STATE_FIELDS, SeatView, seat_view, state_arrays
+from sichuan_env.seats.view import STATE_FIELDS, SeatView, seat_view, state_arrays
 
 from support import reference_observation as ref
 from support.policies import biased, hu_shy, uniform

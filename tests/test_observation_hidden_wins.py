@@ -3,9 +3,9 @@ never see it, while a tile won on a discard stays visible."""
 
 import numpy as np
 
-from sichuan_env import engine
-from sichuan_env.actions import HU
-from sichuan_env.observation import PLANES, encode
+from sichuan_env.core import engine
+from sichuan_env.core.actions import HU
+from sichuan_env.seats.observation import PLANES, encode
 
 
 def _play_until_wins(seed: int):

@@ -1,4 +1,5 @@
-"""The oracle critic (agents/oracle_critic.py, agents.training.ppo_policy.OracleCriticPolicy): the
+"""The oracle critic (sichuan_agents/oracle_critic.py,
+sichuan_agents.training.ppo_policy.OracleCriticPolicy): the
 critic reads the hidden planes, the actor never does, and a saved model acts from the
 seat's own observation."""
 
@@ -6,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from agents.training.advice import AdviceVecEnv, make_adviser
-from agents.training.features import AnalysisVecEnv
-from agents.training.oracle_critic import N_HIDDEN_PLANES, OracleVecEnv
-from sichuan_env.observation import N_CHANNELS, encode_oracle
-from sichuan_env.vector import SichuanVecEnv
+from sichuan_agents.training.advice import AdviceVecEnv, make_adviser
+from sichuan_agents.training.features import AnalysisVecEnv
+from sichuan_agents.training.oracle_critic import N_HIDDEN_PLANES, OracleVecEnv
+from sichuan_env.envs.vector import SichuanVecEnv
+from sichuan_env.seats.observation import N_CHANNELS, encode_oracle
 
 
 def _env(tables=4, seats=(0, 3), seed=2):
@@ -43,7 +44,7 @@ def test_hidden_planes_follow_the_inner_observation_and_match_the_oracle_encoder
 def oracle_model():
     from sb3_contrib import MaskablePPO
 
-    from agents.training.ppo_policy import OracleCriticPolicy, policy_kwargs
+    from sichuan_agents.training.ppo_policy import OracleCriticPolicy, policy_kwargs
 
     _, _, env = _env(tables=2, seats=(0,))
     model = MaskablePPO(OracleCriticPolicy, env, n_steps=8, batch_size=8, device="cpu",
@@ -73,8 +74,8 @@ def test_actor_ignores_the_hidden_planes_and_the_critic_reads_them(oracle_model)
 
 
 def test_saved_oracle_model_loads_and_acts_from_the_seat_view(oracle_model, tmp_path):
-    from agents.models.ppo import PPOAgent
-    from sichuan_env.agent import validate_agent
+    from sichuan_agents.models.ppo import PPOAgent
+    from sichuan_env.seats.agent import validate_agent
 
     model, env = oracle_model
     model.save(tmp_path / "m.zip")
@@ -96,7 +97,7 @@ def test_export_drops_the_optimizer_state_and_keeps_every_choice(oracle_model, t
     import subprocess
     import sys
 
-    from agents.training.export_model import export
+    from sichuan_agents.training.export_model import export
 
     model, _ = oracle_model
     model.learn(16)  # Adam has moments to drop only after an update
@@ -104,7 +105,7 @@ def test_export_drops_the_optimizer_state_and_keeps_every_choice(oracle_model, t
     size = export(tmp_path / "full.zip", tmp_path / "small.zip", check_deals=3)
     assert size == (tmp_path / "small.zip").stat().st_size
     assert size < 0.8 * (tmp_path / "full.zip").stat().st_size
-    proc = subprocess.run([sys.executable, "-m", "agents.training.export_model",
+    proc = subprocess.run([sys.executable, "-m", "sichuan_agents.training.export_model",
                            str(tmp_path / "no.zip"), str(tmp_path / "out.zip")],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.strip() == f"error: no file {tmp_path / 'no.zip'}"

@@ -14,7 +14,7 @@ import pettingzoo
 import pytest
 
 import sichuan_env
-from sichuan_env.aec import CheckedEnv, raw_env
+from sichuan_env.envs.aec import CheckedEnv, raw_env
 
 
 def _first_legal_deal(env: pettingzoo.AECEnv, seed: int) -> tuple[list[int], dict[str, float]]:
@@ -38,8 +38,8 @@ def test_both_ids_are_registered_on_import() -> None:
     from pettingzoo.env_registry.registration import aec_registry
 
     assert sichuan_env.AEC_ENV_ID == "sichuan_env/Sichuan-v0"
-    assert aec_registry[sichuan_env.AEC_ENV_ID].entry_point == "sichuan_env.aec:env"
-    assert aec_registry[sichuan_env.AEC_RAW_ENV_ID].entry_point == "sichuan_env.aec:raw_env"
+    assert aec_registry[sichuan_env.AEC_ENV_ID].entry_point == "sichuan_env.envs.aec:env"
+    assert aec_registry[sichuan_env.AEC_RAW_ENV_ID].entry_point == "sichuan_env.envs.aec:raw_env"
     assert aec_registry[sichuan_env.AEC_ENV_ID].namespace == "sichuan_env"
 
 

@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 from benchmarks import plain_python
-from sichuan_env import engine
-from sichuan_env.actions import KONG, PASS
-from sichuan_env.observation import N_CHANNELS, PLANES, encode
+from sichuan_env.core import engine
+from sichuan_env.core.actions import KONG, PASS
+from sichuan_env.seats.observation import N_CHANNELS, PLANES, encode
 
 PASSED_HU = PLANES["passed_hu"][0]
 

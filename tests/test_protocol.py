@@ -1,7 +1,7 @@
-"""The messages of sichuan-bot/1 (sichuan_env.protocol): built from the seat view only
+"""The messages of sichuan-bot/1 (sichuan_env.seats.protocol): built from the seat view only
 (every hidden fact changed, every message byte-identical), read back into the very same
 seat view, events that rebuild what the seat sees, and every message valid under the
-JSON Schema of docs/protocol.schema.json."""
+JSON Schema the package ships (sichuan_env/seats/protocol.schema.json)."""
 
 from __future__ import annotations
 
@@ -11,22 +11,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sichuan_env import engine
-from sichuan_env.actions import ACTION_STRINGS
-from sichuan_env.protocol import (
+from sichuan_env.core import engine
+from sichuan_env.core.actions import ACTION_STRINGS
+from sichuan_env.core.rules import get_rules
+from sichuan_env.core.state import CLAIM, ROB, TURN, State
+from sichuan_env.seats.protocol import (
     Stream,
     dumps,
     hello_message,
+    json_schema,
     legal_strings,
     view_messages,
     views_from_messages,
 )
-from sichuan_env.rules import get_rules
-from sichuan_env.state import CLAIM, ROB, TURN, State
-from sichuan_env.view import seat_view
+from sichuan_env.seats.view import seat_view
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMA = json.loads((ROOT / "docs" / "protocol.schema.json").read_text())
+SCHEMA = json_schema()
 
 
 def _hidden_changed(st: State, t: int, viewer: int, rng: np.random.Generator) -> State:

@@ -8,10 +8,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sichuan_env import engine
-from sichuan_env.actions import N_ACTIONS
-from sichuan_env.driver import uniform_legal_actions
-from sichuan_env.random_rounds import (
+from sichuan_env.core import engine
+from sichuan_env.core.actions import N_ACTIONS
+from sichuan_env.envs.random_rounds import (
     ALL_WAITING,
     NO_LEGAL,
     RoundsRunner,
@@ -21,6 +20,7 @@ from sichuan_env.random_rounds import (
     pcg_pick,
     rewind,
 )
+from sichuan_env.seats.driver import uniform_legal_actions
 
 BIT_GENERATORS = [np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937, np.random.Philox,
                   np.random.SFC64]

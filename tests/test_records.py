@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sichuan_env.game import Game
-from sichuan_env.records import (
+from sichuan_env.core.rules import Rules, get_rules
+from sichuan_env.records.game import Game
+from sichuan_env.records.record import (
     PAYMENT_REASONS,
     RecordError,
     RecordMismatch,
@@ -22,8 +23,7 @@ from sichuan_env.records import (
     replay,
     write_jsonl,
 )
-from sichuan_env.rules import Rules, get_rules
-from sichuan_env.selfplay import deal_seed, selfplay
+from sichuan_env.records.selfplay import deal_seed, selfplay
 
 PRESETS = ["mil", "mahjongsoft"]
 
@@ -335,14 +335,14 @@ def _check_fields(rec: dict, legal: bool, preset: str) -> None:
 def test_selfplay_and_check_cli(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "games.jsonl"
-    r = _run("sichuan_env.selfplay", "--deals", "40", "--seed", "9", "--out", str(out),
+    r = _run("sichuan_env.records.selfplay", "--deals", "40", "--seed", "9", "--out", str(out),
              "--legal", "--rules", "mahjongsoft", "--tables", "8", cwd=root)
     assert r.returncode == 0, r.stderr
     lines = out.read_text().splitlines()
     assert len(lines) == 40
     for line in lines:
         _check_fields(json.loads(line), legal=True, preset="mahjongsoft")
-    r = _run("sichuan_env.records", "check", str(out), cwd=root)
+    r = _run("sichuan_env.records.record", "check", str(out), cwd=root)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip().splitlines()[-1] == "40 records OK"
     # tamper with two records: the check names each and exits 1
@@ -351,12 +351,12 @@ def test_selfplay_and_check_cli(tmp_path: Path) -> None:
     recs[7]["events"][0]["seat"] = 2
     bad = tmp_path / "bad.jsonl"
     write_jsonl(recs, bad)
-    r = _run("sichuan_env.records", "check", str(bad), cwd=root)
+    r = _run("sichuan_env.records.record", "check", str(bad), cwd=root)
     assert r.returncode == 1
     assert "record 3" in r.stdout and "scores" in r.stdout
     assert "record 7" in r.stdout and "event 0" in r.stdout
     assert "2 of 40 records failed" in r.stdout
-    r = _run("sichuan_env.records", "check", str(tmp_path / "missing.jsonl"), cwd=root)
+    r = _run("sichuan_env.records.record", "check", str(tmp_path / "missing.jsonl"), cwd=root)
     assert r.returncode == 1
 
 
@@ -364,7 +364,7 @@ def test_selfplay_and_check_cli(tmp_path: Path) -> None:
 def test_selfplay_cli_default_rules_without_legal(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "g.jsonl"
-    r = _run("sichuan_env.selfplay", "--deals", "10", "--seed", "1", "--out", str(out),
+    r = _run("sichuan_env.records.selfplay", "--deals", "10", "--seed", "1", "--out", str(out),
              cwd=root)
     assert r.returncode == 0, r.stderr
     for rec in read_jsonl(out):

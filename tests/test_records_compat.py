@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sichuan_env.game import Game
-from sichuan_env.records import (
+from sichuan_env.records.game import Game
+from sichuan_env.records.record import (
     RecordError,
     RecordMismatch,
     check_file,
@@ -30,7 +30,7 @@ from sichuan_env.records import (
     replay,
     write_jsonl,
 )
-from sichuan_env.selfplay import selfplay
+from sichuan_env.records.selfplay import selfplay
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -244,7 +244,7 @@ def _arena_records() -> list[dict]:
     one discard, robbed kongs, shoot-after-kong and ready hands at the wall end occur."""
     import tempfile
 
-    from agents.arena import run_arena
+    from sichuan_agents.arena import run_arena
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "arena.jsonl"
@@ -380,7 +380,7 @@ def test_malformed_fields_are_located(independent, change, field, event) -> None
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sichuan_env.records", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "sichuan_env.records.record", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sichuan_env import engine
-from sichuan_env.agent import RandomAgent
-from sichuan_env.render import BACK, render_html, render_text
-from sichuan_env.state import CLAIM, DONE, State
-from sichuan_env.tiles import glyph, tile_str
+from sichuan_env.core import engine
+from sichuan_env.core.state import CLAIM, DONE, State
+from sichuan_env.core.tiles import glyph, tile_str
+from sichuan_env.records.render import BACK, render_html, render_text
+from sichuan_env.seats.agent import RandomAgent
 
 
 def play_until(seed: int, pred, max_steps: int = 500) -> State:

@@ -1,4 +1,4 @@
-"""What the renderings show is decided in one place (sichuan_env.view.table_view): for a
+"""What the renderings show is decided in one place (sichuan_env.seats.view.table_view): for a
 seat, the text, HTML and SVG renderings are identical whatever another seat's hidden
 facts are (its standing tiles, set-aside tile, unrevealed forbidden suit, face-down
 winning tile, the tile it just drew, its declined Hu); a spectator sees them change."""
@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sichuan_env import engine
-from sichuan_env.render import render_html, render_text
-from sichuan_env.state import TURN, State
-from sichuan_env.svg import render_svg
-from sichuan_env.view import HIDDEN, table_view
+from sichuan_env.core import engine
+from sichuan_env.core.state import TURN, State
+from sichuan_env.records.render import render_html, render_text
+from sichuan_env.records.svg import render_svg
+from sichuan_env.seats.view import HIDDEN, table_view
 
 
 def _snapshots(preset: str, seed: int, every: int = 7) -> list[State]:

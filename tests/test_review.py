@@ -1,4 +1,4 @@
-"""The deal review (agents/review.py): estimates from the seat's view only, equal to the
+"""The deal review (sichuan_agents/review.py): estimates from the seat's view only, equal to the
 search agent's values on the same samples; scripted mistakes flagged with a clear loss;
 a rules seat loses less per decision than a random one; bad inputs -> one line, exit 2."""
 
@@ -12,16 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import agents.review as review_mod
-from agents.bots.rules_bot import RulesAgent
-from agents.review import Reviewer, decision_points, main, review_record
-from agents.search.agent import SearchAgent
-from sichuan_env.actions import ACTION_STRINGS, action_to_str
-from sichuan_env.game import Game
-from sichuan_env.records import read_jsonl, replay_steps, validate_record, write_jsonl
-from sichuan_env.state import State
-from sichuan_env.tiles import parse_kinds, tile_str
-from sichuan_env.view import seat_view
+import sichuan_agents.review as review_mod
+from sichuan_agents.bots.rules_bot import RulesAgent
+from sichuan_agents.review import Reviewer, decision_points, main, review_record
+from sichuan_agents.search.agent import SearchAgent
+from sichuan_env.core.actions import ACTION_STRINGS, action_to_str
+from sichuan_env.core.state import State
+from sichuan_env.core.tiles import parse_kinds, tile_str
+from sichuan_env.records.game import Game
+from sichuan_env.records.record import read_jsonl, replay_steps, validate_record, write_jsonl
+from sichuan_env.seats.view import seat_view
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = ROOT / "tests" / "data" / "independent-mil.jsonl"
@@ -245,7 +245,7 @@ def test_scripted_mistakes_are_flagged(make, played):
 
 
 def test_rules_seat_loses_less_than_random(tmp_path):
-    from agents.arena import run_arena
+    from sichuan_agents.arena import run_arena
 
     path = tmp_path / "deals.jsonl"
     run_arena(["rules", "random", "rules", "random"], deals=3, duplicate=False, seed=11,

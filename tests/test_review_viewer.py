@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.review import Reviewer, review_record
-from sichuan_env.records import read_jsonl, validate_record
-from sichuan_env.viewer import main as viewer_main
-from sichuan_env.viewer import review_data, write_replay
+from sichuan_agents.review import Reviewer, review_record
+from sichuan_env.records.record import read_jsonl, validate_record
+from sichuan_env.records.viewer import main as viewer_main
+from sichuan_env.records.viewer import review_data, write_replay
 
 from support.browser import ARTIFACTS
 

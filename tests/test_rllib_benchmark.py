@@ -19,7 +19,7 @@ def _bench():
 
 
 def _model_config(config):
-    from agents.training.rllib_train import MODULE_ID
+    from sichuan_agents.training.rllib_train import MODULE_ID
 
     return config.rl_module_spec.rl_module_specs[MODULE_ID].model_config
 
@@ -47,7 +47,7 @@ def test_bad_channels_is_one_line_and_exit_2(capsys):
 def test_epochs_follow_train_py_and_reach_the_algorithm():
     """Without --epochs the benchmark trains with train.py's default passes; a given value
     reaches RLlib's PPO config; 0 is one line and exit 2."""
-    import train
+    from sichuan_agents import train
 
     bench = _bench()
     assert bench.parse_args([]).epochs == train.DEFAULT_EPOCHS == train.parse_args([]).epochs

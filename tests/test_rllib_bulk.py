@@ -1,6 +1,6 @@
-"""The bulk-sampling env runner (sichuan_env.rllib_bulk): its episodes are valid RLlib
+"""The bulk-sampling env runner (sichuan_env.envs.rllib_bulk): its episodes are valid RLlib
 episodes, replaying their actions in the one-table env gives the same observations, masks
-and rewards (a differential test against sichuan_env.rllib), matches continue across
+and rewards (a differential test against sichuan_env.envs.rllib), matches continue across
 sample() calls, and the metrics add up. Skipped when Ray RLlib is not installed."""
 
 from collections import defaultdict
@@ -15,8 +15,8 @@ SEED = 3
 
 def _runner(tables: int = 8, n_steps: int = 16, opponents: str = "greedy",
             seats: str = "0,1,2,3", sampler: str = "bulk"):
-    import train
-    from agents.training.rllib_train import build_config, env_runner_class
+    from sichuan_agents import train
+    from sichuan_agents.training.rllib_train import build_config, env_runner_class
 
     args = train.parse_args([
         "--backend", "rllib", "--env-runners", "0", "--tables", str(tables), "--n-steps",
@@ -51,7 +51,7 @@ def _chains(calls):
 def test_bulk_episodes_are_valid_rllib_episode_chunks(sampled):
     from ray.rllib.core.columns import Columns
 
-    from sichuan_env.rllib import AGENT_IDS
+    from sichuan_env.envs.rllib import AGENT_IDS
 
     runner, _, calls, _ = sampled
     tb = runner.env.tables
@@ -104,8 +104,8 @@ def test_bulk_replays_in_the_one_table_env_with_the_learner_seats_points(sampled
     """Differential: each table's matches, replayed action by action in
     SichuanMultiAgentEnv (same seed, same bots), give the same observations, masks,
     rewards and ends; a match's return is the points the engine paid the learner seat."""
-    from agents.training.rllib_train import opponents_factory
-    from sichuan_env.rllib import AGENT_IDS, SichuanMultiAgentEnv
+    from sichuan_agents.training.rllib_train import opponents_factory
+    from sichuan_env.envs.rllib import AGENT_IDS, SichuanMultiAgentEnv
 
     runner, args, calls, _ = sampled
     tb = runner.env.tables
@@ -178,10 +178,10 @@ def test_bulk_runner_deals_the_walls_of_the_rllib_runner():
 
 
 def test_bulk_sampler_needs_bot_opponents():
-    import train
-    from agents.training.rllib_train import env_runner_class
-    from sichuan_env.rllib import SichuanEnvRunner
-    from sichuan_env.rllib_bulk import BulkEnvRunner
+    from sichuan_agents import train
+    from sichuan_agents.training.rllib_train import env_runner_class
+    from sichuan_env.envs.rllib import SichuanEnvRunner
+    from sichuan_env.envs.rllib_bulk import BulkEnvRunner
 
     def cls(*extra):
         return env_runner_class(train.parse_args(["--backend", "rllib", *extra]))
@@ -248,7 +248,7 @@ def _same_episodes(a, b):
 
 def test_bulk_random_bots_in_compiled_rounds_play_as_the_driver_loop():
     """Against the built-in random bots their moves are drawn in compiled rounds
-    (sichuan_env.random_rounds), finished tables restarted between rounds; the same
+    (sichuan_env.envs.random_rounds), finished tables restarted between rounds; the same
     runner playing them through the driver's play_until_learner (same generator, same
     weights) samples the same episodes, finished matches included."""
     compiled, _ = _runner(opponents="random")
@@ -269,7 +269,7 @@ def test_sample_categorical_draws_the_masked_distribution():
     frequencies of the softmax probabilities."""
     import torch
 
-    from sichuan_env.rllib_bulk import _sample_categorical
+    from sichuan_env.envs.rllib_bulk import _sample_categorical
 
     torch.manual_seed(0)
     n = 40_000
@@ -291,7 +291,7 @@ def test_weight_cast_cache_changes_no_result():
     import torch
     from ray.rllib.core.columns import Columns
 
-    from sichuan_env.rllib_bulk import _weight_cast_cache
+    from sichuan_env.envs.rllib_bulk import _weight_cast_cache
 
     runner, _ = _runner(tables=4, n_steps=2)
     module = runner.module["learner"]
@@ -345,15 +345,15 @@ def test_only_a_remote_runner_freezes_the_heap(monkeypatch):
     runner also takes numba's workqueue threads."""
     import gc
 
-    from sichuan_env import rllib_bulk
+    from sichuan_env.envs import rllib_bulk
 
     calls = []
     monkeypatch.setattr(rllib_bulk, "_freeze_heap", lambda: calls.append(1))
     before = gc.get_freeze_count()
     _runner(tables=2, n_steps=1)
     assert calls == [] and gc.get_freeze_count() == before
-    import train
-    from agents.training.rllib_train import build_config
+    from sichuan_agents import train
+    from sichuan_agents.training.rllib_train import build_config
 
     args = train.parse_args(["--backend", "rllib", "--env-runners", "1", "--tables", "2",
                              "--imitate", "none", "--device", "cpu", "--features", "raw"])

@@ -1,4 +1,4 @@
-"""The RLlib environments (sichuan_env.rllib): RLlib's own check, invariants against the
+"""The RLlib environments (sichuan_env.envs.rllib): RLlib's own check, invariants against the
 engine, seeding against the other envs, illegal-action modes, and the RLModule's weights
 against the SB3 policy. Skipped when Ray RLlib is not installed."""
 
@@ -11,16 +11,16 @@ pytest.importorskip("ray.rllib")
 
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments  # noqa: E402
 
-from sichuan_env import engine  # noqa: E402
-from sichuan_env.aec import raw_env  # noqa: E402
-from sichuan_env.agent import RandomAgent  # noqa: E402
-from sichuan_env.engine import IllegalActionError  # noqa: E402
-from sichuan_env.observation import encode  # noqa: E402
-from sichuan_env.rllib import (  # noqa: E402
+from sichuan_env.core import engine  # noqa: E402
+from sichuan_env.core.engine import IllegalActionError  # noqa: E402
+from sichuan_env.envs.aec import raw_env  # noqa: E402
+from sichuan_env.envs.rllib import (  # noqa: E402
     AGENT_IDS,
     SichuanMultiAgentEnv,
     SichuanVectorEnv,
 )
+from sichuan_env.seats.agent import RandomAgent  # noqa: E402
+from sichuan_env.seats.observation import encode  # noqa: E402
 
 
 def _random_actions(obs, terms, rng):
@@ -49,7 +49,7 @@ def test_illegal_raise_changes_nothing():
     bad = int(np.flatnonzero(o["action_mask"] == 0)[0])
     before = env.tables.state.copy()
     seat = AGENT_IDS.index(agent)
-    # the driver's one message (sichuan_env.driver.check_actions)
+    # the driver's one message (sichuan_env.seats.driver.check_actions)
     with pytest.raises(IllegalActionError, match=rf"^RLlib chose illegal action {bad} \(.*\) "
                        rf"at table 0, seat {seat}; legal: \["):
         env.step({agent: bad})
@@ -211,7 +211,7 @@ def test_same_seed_same_deals_as_the_aec_env_and_engine():
 
 
 def test_features_are_appended_and_bad_config_is_rejected():
-    from agents.training.features import analysis_planes
+    from sichuan_agents.training.features import analysis_planes
 
     env = SichuanMultiAgentEnv({"features": analysis_planes})
     obs, _ = env.reset(seed=3)
@@ -236,11 +236,11 @@ def test_module_weights_round_trip_with_the_sb3_policy():
     from ray.rllib.core.columns import Columns
     from sb3_contrib import MaskablePPO
 
-    from agents.training.features import AnalysisVecEnv, analysis_planes
-    from agents.training.ppo_policy import policy_kwargs
-    from agents.training.rllib_module import load_sb3_weights, module_spec
-    from agents.training.rllib_net import to_sb3_state
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_agents.training.features import AnalysisVecEnv, analysis_planes
+    from sichuan_agents.training.ppo_policy import policy_kwargs
+    from sichuan_agents.training.rllib_module import load_sb3_weights, module_spec
+    from sichuan_agents.training.rllib_net import to_sb3_state
+    from sichuan_env.envs.vector import SichuanVecEnv
 
     venv = AnalysisVecEnv(SichuanVecEnv(4, seed=0))
     sb3 = MaskablePPO("MlpPolicy", venv, n_steps=8, batch_size=16, device="cpu", seed=1,
@@ -276,9 +276,9 @@ def test_module_weights_round_trip_with_the_sb3_policy():
 def test_opponents_from_specs_get_the_preset_and_the_shared_seeding():
     """Opponents named in the env config or by train.py's ``--opponents`` are built like every
     env's (seat_agents: equal names are one agent, agent_seed seeds) with the preset played."""
-    from agents.training.rllib_train import make_bots
-    from sichuan_env.agent import seat_agents
-    from sichuan_env.rllib import TableBatch
+    from sichuan_agents.training.rllib_train import make_bots
+    from sichuan_env.envs.rllib import TableBatch
+    from sichuan_env.seats.agent import seat_agents
 
     tables = TableBatch(2, {"rules": "mahjongsoft", "opponents": "search,greedy,search",
                             "learner_seats": (0,), "seed": 5})
@@ -300,8 +300,8 @@ def test_a_remote_env_runner_runs_numba_on_its_own_cpus_without_spinning_threads
 
     import numba
 
-    from sichuan_env.jit import many_threads
-    from sichuan_env.rllib import limit_numba_threads, use_workqueue_threads
+    from sichuan_env.core.jit import many_threads
+    from sichuan_env.envs.rllib import limit_numba_threads, use_workqueue_threads
 
     monkeypatch.setattr(numba.config, "THREADING_LAYER", "default")
     use_workqueue_threads()

@@ -55,9 +55,9 @@ def test_rllib_train_writes_checkpoint_policy_logs_and_results(tiny_run):
 
 def test_rllib_policy_plays_in_the_arena_and_the_aec_env(tiny_run):
     out, _ = tiny_run
-    from agents.arena import run_arena
-    from sichuan_env.aec import raw_env
-    from sichuan_env.agent import make_agent
+    from sichuan_agents.arena import run_arena
+    from sichuan_env.envs.aec import raw_env
+    from sichuan_env.seats.agent import make_agent
 
     for path in (out, out / "policy.pt", out / "checkpoint"):
         agent = make_agent(f"rllib:{path}")
@@ -109,9 +109,9 @@ def test_weights_set_in_the_learner_reach_the_env_runner():
     import ray
     import torch
 
-    import train
-    from agents.training.rllib_net import TilePlanesNet
-    from agents.training.rllib_train import (
+    from sichuan_agents import train
+    from sichuan_agents.training.rllib_net import TilePlanesNet
+    from sichuan_agents.training.rllib_train import (
         MODULE_ID,
         build_config,
         learner_net,
@@ -139,8 +139,8 @@ def test_weights_set_in_the_learner_reach_the_env_runner():
 def test_rllib_appo_writes_a_checkpoint_and_a_policy_the_arena_plays(tmp_path):
     """--algo appo: the asynchronous algorithm on the same masked module, end to end (with
     the bulk sampler, the default against bots)."""
-    from agents.arena import run_arena
-    from agents.models.rllib_agent import load_net
+    from sichuan_agents.arena import run_arena
+    from sichuan_agents.models.rllib_agent import load_net
 
     stdout = _train(tmp_path, "--algo", "appo", "--env-runners", "1", "--total-steps", "4096",
                     "--eval-every", "0", "--checkpoint-every", "0")

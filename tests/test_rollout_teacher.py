@@ -1,4 +1,5 @@
-"""Rollout comparisons (agents/rollout_teacher.py) and the fit on them (agents/distill.py).
+"""Rollout comparisons (sichuan_agents/rollout_teacher.py) and the fit on them
+(sichuan_agents/distill.py).
 
 The play-outs are checked against plain play (the bot's own choice played out must score
 exactly what the deal then gave the decider), the candidates against the masks, and the
@@ -9,26 +10,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.bots.greedy import Seen
-from agents.bots.rules_bot import RulesAgent
-from agents.models.ppo import MODELS
-from agents.training.advice import advice_planes
-from agents.training.distill import held_out_gain
-from agents.training.distill import main as distill_main
-from agents.training.rollout_teacher import (
+from sichuan_agents.bots.greedy import Seen
+from sichuan_agents.bots.rules_bot import RulesAgent
+from sichuan_agents.models.ppo import MODELS
+from sichuan_agents.training.advice import advice_planes
+from sichuan_agents.training.distill import held_out_gain
+from sichuan_agents.training.distill import main as distill_main
+from sichuan_agents.training.rollout_teacher import (
     MAX_CANDIDATES,
     candidate_actions,
     generate,
     play_out,
     suit_of_void_action,
 )
-from agents.training.rollout_teacher import main as teacher_main
-from sichuan_env import engine
-from sichuan_env.actions import VOID_SUIT, VOID_TILE
-from sichuan_env.driver import choose
-from sichuan_env.state import CLAIM, ROB, TURN, VOID
-from sichuan_env.view import seat_view
-from sichuan_env.vocab import SUIT_OF
+from sichuan_agents.training.rollout_teacher import main as teacher_main
+from sichuan_env.core import engine
+from sichuan_env.core.actions import VOID_SUIT, VOID_TILE
+from sichuan_env.core.state import CLAIM, ROB, TURN, VOID
+from sichuan_env.core.vocab import SUIT_OF
+from sichuan_env.seats.driver import choose
+from sichuan_env.seats.view import seat_view
 
 BOT = RulesAgent()
 SHIPPED_MODEL = MODELS / "fitted_mil.zip"
@@ -150,7 +151,7 @@ def test_compiled_play_outs_give_the_python_bots_samples(preset):
 
 
 def test_compiled_play_outs_take_no_other_player():
-    from agents.bots.greedy import GreedyAgent
+    from sichuan_agents.bots.greedy import GreedyAgent
     with pytest.raises(ValueError, match="give no player"):
         generate(deals=1, seed=1, compiled=True, player=GreedyAgent())
 
@@ -158,7 +159,7 @@ def test_compiled_play_outs_take_no_other_player():
 def test_another_player_plays_the_deals_and_the_advice_stays_the_bots():
     """With ``player``, column 0 is the player's choice (here greedy's) and the advice
     planes hold the rules bot's choice for the same decision."""
-    from agents.bots.greedy import GreedyAgent
+    from sichuan_agents.bots.greedy import GreedyAgent
     data = generate(deals=4, seed=5, sample_prob=0.5, claim_prob=1.0, void_prob=1.0,
                     tables=4, batch=64, player=GreedyAgent())
     cand, adv = data["candidates"], data["advice"]
@@ -247,9 +248,9 @@ def test_the_fit_finds_a_planted_improvement(planted, tmp_path, capsys):
 
 def test_save_each_epoch_writes_the_model_of_every_epoch(planted, tmp_path, capsys):
     import torch
-    from sb3_contrib import MaskablePPO
 
-    from agents.training.distill import actor_logits
+    from sichuan_agents.training.distill import actor_logits
+    from sichuan_agents.training.ppo_policy import load_model
 
     out = tmp_path / "fit.zip"
     rc = distill_main([*planted, "--val", "1", "--epochs", "2", "--lr", "1e-3",
@@ -259,7 +260,7 @@ def test_save_each_epoch_writes_the_model_of_every_epoch(planted, tmp_path, caps
     assert all(p.exists() for p in saved)
     obs = torch.as_tensor(np.load(planted[0])["planes"][:64].astype(np.float32))
     with torch.no_grad():
-        logits = [actor_logits(MaskablePPO.load(p, device="cpu").policy, obs).numpy()
+        logits = [actor_logits(load_model(p, device="cpu").policy, obs).numpy()
                   for p in (*saved, out)]
     assert np.array_equal(logits[1], logits[2])  # the last epoch's model is the output
     assert not np.array_equal(logits[0], logits[1])  # the first epoch's is its own
@@ -287,8 +288,8 @@ def test_a_margin_keeps_the_bots_choice_unless_the_gain_exceeds_it(planted, tmp_
 
 
 def test_decision_kinds_follow_phase_and_mask():
-    from agents.training.distill import DECISION_KINDS, decision_kind
-    from sichuan_env.actions import HU, KONG, PASS
+    from sichuan_agents.training.distill import DECISION_KINDS, decision_kind
+    from sichuan_env.core.actions import HU, KONG, PASS
 
     masks = np.zeros((6, 88), bool)
     masks[:, 0] = True
@@ -327,16 +328,16 @@ def _anchor_change(model_path, anchor_path) -> float:
     """Mean squared change of the legal logits on the anchor decisions from the shipped
     model's."""
     import torch
-    from sb3_contrib import MaskablePPO
 
-    from agents.training.distill import actor_logits
+    from sichuan_agents.training.distill import actor_logits
+    from sichuan_agents.training.ppo_policy import load_model
 
     d = np.load(anchor_path)
     obs = torch.as_tensor(d["planes"][:512].astype(np.float32))
     m = d["masks"][:512]
     with torch.no_grad():
-        got = actor_logits(MaskablePPO.load(model_path, device="cpu").policy, obs).numpy()
-        was = actor_logits(MaskablePPO.load(SHIPPED_MODEL, device="cpu").policy, obs).numpy()
+        got = actor_logits(load_model(model_path, device="cpu").policy, obs).numpy()
+        was = actor_logits(load_model(SHIPPED_MODEL, device="cpu").policy, obs).numpy()
     return float(((got - was) ** 2)[m].mean())
 
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sichuan_env import rules
-from sichuan_env.rules import PRESETS, Rules, get_rules
+from sichuan_env.core import rules
+from sichuan_env.core.rules import PRESETS, Rules, get_rules
 
 # docs/rules.md section 10, column by column
 SECTION_10 = {

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sichuan_env import engine
-from sichuan_env.rules import get_rules
+from sichuan_env.core import engine
+from sichuan_env.core.rules import get_rules
 
 from support.policies import biased, hu_shy
 
@@ -76,8 +76,8 @@ def test_step_info_wins_events_and_ends_equal_the_ledger():
 
 _BOUNDS_PLAY = """
 import numpy as np
-from sichuan_env import engine, hands
-from sichuan_env.rules import get_rules
+from sichuan_env.core import engine, hands
+from sichuan_env.core.rules import get_rules
 from support.policies import biased, uniform
 for preset in ("mil", "mahjongsoft"):
     st = engine.reset(list(range(300, 340)), get_rules(preset, deals_per_match=2))

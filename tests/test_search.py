@@ -12,12 +12,12 @@ import numba
 import numpy as np
 import pytest
 
-from agents.arena import main as arena_main
-from agents.bots.greedy import GreedyAgent
-from agents.bots.rules_bot import RulesAgent
-from agents.search import rollout as sr
-from agents.search.agent import SearchAgent
-from agents.search.sampler import (
+from sichuan_agents.arena import main as arena_main
+from sichuan_agents.bots.greedy import GreedyAgent
+from sichuan_agents.bots.rules_bot import RulesAgent
+from sichuan_agents.search import rollout as sr
+from sichuan_agents.search.agent import SearchAgent
+from sichuan_agents.search.sampler import (
     DISCARD_WEIGHTS,
     EXPLAINED_MISS,
     HAND_SAMPLING,
@@ -26,14 +26,23 @@ from agents.search.sampler import (
     explained_weights,
     sample_states,
 )
-from sichuan_env import engine, hands
-from sichuan_env.actions import DISCARD, HU, KONG, MELDED_KONG, PASS, PUNG, VOID_SUIT, VOID_TILE
-from sichuan_env.agent import AgentSpecError, make_agent, validate_agent
-from sichuan_env.driver import choose
-from sichuan_env.rules import get_rules
-from sichuan_env.state import CLAIM, ROB, TURN, VOID, State
-from sichuan_env.view import SeatView, seat_view
-from sichuan_env.vocab import MELD_KIND_OF_CODE, MELD_TILES, SUIT_OF
+from sichuan_env.core import engine, hands
+from sichuan_env.core.actions import (
+    DISCARD,
+    HU,
+    KONG,
+    MELDED_KONG,
+    PASS,
+    PUNG,
+    VOID_SUIT,
+    VOID_TILE,
+)
+from sichuan_env.core.rules import get_rules
+from sichuan_env.core.state import CLAIM, ROB, TURN, VOID, State
+from sichuan_env.core.vocab import MELD_KIND_OF_CODE, MELD_TILES, SUIT_OF
+from sichuan_env.seats.agent import AgentSpecError, make_agent, validate_agent
+from sichuan_env.seats.driver import choose
+from sichuan_env.seats.view import SeatView, seat_view
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -388,7 +397,7 @@ def _hide_differently(p: State, rng: np.random.Generator) -> State:
 
 
 def engine_kernels_refresh(q: State) -> None:
-    from sichuan_env import engine_kernels as ek
+    from sichuan_env.core import engine_kernels as ek
     ek.refresh_waits(*engine.kernel_rule_args(q.rules), *q.arrays())
 
 
@@ -541,7 +550,7 @@ def test_candidates_start_with_the_prior(mil_positions):
 def test_fitted_prior_top1_plays_the_fitted_network(mil_positions):
     """With ``prior=fitted`` and one candidate the agent is the shipped ``fitted`` agent,
     Hu-or-pass decisions included (the fitted network decides those itself)."""
-    from agents.models.ppo import PPOAgent
+    from sichuan_agents.models.ppo import PPOAgent
 
     agent = SearchAgent(seed=0, k=4, top=1, prior="fitted")
     fitted = PPOAgent(kind="fitted", rules="mil")
@@ -711,7 +720,7 @@ def test_bad_options(spec, words, capsys):
 
 @pytest.mark.slow
 def test_arena_cli_bad_option_is_one_line():
-    r = subprocess.run([sys.executable, "-m", "agents.arena", "--seats",
+    r = subprocess.run([sys.executable, "-m", "sichuan_agents.arena", "--seats",
                         "search?k=0,rules,rules,rules", "--deals", "4", "--no-progress"],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 2
@@ -729,14 +738,14 @@ def test_arena_cli_bad_option_is_one_line():
     (["--baseline", "search?rollout=x"], "unknown rollout policy 'x'"),
 ])
 def test_search_command_bad_input(argv, words, capsys):
-    from agents.search.agent import main
+    from sichuan_agents.search.agent import main
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0], err
 
 
 def test_search_command_reports_strength_and_cost(capsys):
-    from agents.search.agent import main
+    from sichuan_agents.search.agent import main
     assert main(["--agent", "search?k=4&top=2", "--deals", "4", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "search?k=4&top=2 - rules:" in out and "over 4 deals (1 walls), seed 3" in out
@@ -746,7 +755,7 @@ def test_search_command_reports_strength_and_cost(capsys):
 def test_search_command_baseline_on_the_same_walls(capsys):
     """With --baseline the two agents play the same walls: the difference is the
     difference of their per-wall results (zero for the same agent twice)."""
-    from agents.search.agent import main
+    from sichuan_agents.search.agent import main
     argv = ["--agent", "search?k=4&top=2", "--deals", "8", "--seed", "3", "--tables", "8"]
     assert main(argv + ["--baseline", "search?k=4&top=2"]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -761,7 +770,8 @@ def test_search_command_baseline_on_the_same_walls(capsys):
 
 @pytest.mark.slow
 def test_search_command_runs_as_a_module():
-    r = subprocess.run([sys.executable, "-m", "agents.search.agent", "--agent", "search?k=2&top=2",
+    r = subprocess.run([sys.executable, "-m", "sichuan_agents.search.agent",
+                        "--agent", "search?k=2&top=2",
                         "--deals", "4", "--seed", "2"], cwd=ROOT, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stderr
@@ -771,7 +781,7 @@ def test_search_command_runs_as_a_module():
 def test_candidates_share_samples_and_rollout_keys(mil_positions, monkeypatch):
     """Common random numbers: every candidate is played out on the same sampled deals
     with the same rollout key, in one batch."""
-    import agents.search.agent as search_mod
+    import sichuan_agents.search.agent as search_mod
     seen: list[tuple[State, np.ndarray]] = []
 
     def fake_play_out(state, first, policy="waits", threads=1):
@@ -853,8 +863,8 @@ def test_search_oracle_benchmark(capsys):
     """The diagnostic plays every mode on the same walls, prints each against `rules`
     and against `sampled`, and puts the driver and the sampler back afterwards."""
 
-    import sichuan_env.driver as driver
-    from agents.search import agent as search_mod
+    import sichuan_env.seats.driver as driver
+    from sichuan_agents.search import agent as search_mod
 
     bench = _benchmark("search_oracle")
     seat_view_before, sampler_before = driver.seat_view, search_mod.sample_states
@@ -875,7 +885,7 @@ def test_discard_evidence_benchmark(capsys):
     discard, makes that discard nearly always (the reconstruction is faithful), far more
     often than from sampled hands; the driver is put back; bad input is one line, exit 2."""
 
-    import sichuan_env.driver as driver
+    import sichuan_env.seats.driver as driver
 
     bench = _benchmark("discard_evidence")
     seat_view_before = driver.seat_view
@@ -899,7 +909,7 @@ def test_ready_evidence_benchmark(capsys):
     never waits on a kind of its own river; the ``rules`` policy would have made most real
     last discards (``hands=explained``'s test); bad input is one line, exit 2."""
 
-    import sichuan_env.driver as driver
+    import sichuan_env.seats.driver as driver
 
     bench = _benchmark("ready_evidence")
     seat_view_before = driver.seat_view
@@ -961,7 +971,7 @@ def test_search_decisions_simulates_the_choice_rule():
 def test_search_decisions_benchmark(capsys, tmp_path):
     """Recorded decisions are played out, saved, and read back to the same report; the
     driver is put back; bad input is one line, exit 2."""
-    import sichuan_env.driver as driver
+    import sichuan_env.seats.driver as driver
 
     bench = _benchmark("search_decisions")
     seat_view_before = driver.seat_view

@@ -3,17 +3,17 @@
 import numpy as np
 import pytest
 
-from agents.search.agent import SearchAgent
-from agents.training.advice import advice_planes
-from agents.training.distill import load_shards
-from agents.training.search_teacher import generate
-from agents.training.search_teacher import main as teacher_main
-from sichuan_env import engine
-from sichuan_env.actions import HU
-from sichuan_env.driver import choose
-from sichuan_env.rules import get_rules
-from sichuan_env.state import TURN
-from sichuan_env.view import seat_view
+from sichuan_agents.search.agent import SearchAgent
+from sichuan_agents.training.advice import advice_planes
+from sichuan_agents.training.distill import load_shards
+from sichuan_agents.training.search_teacher import generate
+from sichuan_agents.training.search_teacher import main as teacher_main
+from sichuan_env.core import engine
+from sichuan_env.core.actions import HU
+from sichuan_env.core.rules import get_rules
+from sichuan_env.core.state import TURN
+from sichuan_env.seats.driver import choose
+from sichuan_env.seats.view import seat_view
 
 
 def test_on_values_reports_each_searched_rows_candidates_and_their_means():
@@ -73,7 +73,7 @@ def test_column_zero_is_the_rules_bots_choice_in_plain_play():
     rules = get_rules("mil")
     data = generate(deals=1, seed=9, rules="mil", sample_prob=1.0, k=2, tables=1)
     st = engine.reset(np.array([9 * 10**7], np.int64), rules)
-    from agents.bots.rules_bot import RulesAgent
+    from sichuan_agents.bots.rules_bot import RulesAgent
     bot = RulesAgent()
     advised = []
     while not st.done.all():
@@ -98,9 +98,9 @@ def test_cli_errors_are_one_line(argv, text, capsys):
 
 
 def test_sample_chance_per_decision_kind():
-    from agents.training.search_teacher import sample_chance
-    from sichuan_env.actions import KONG, N_ACTIONS, PASS, PUNG
-    from sichuan_env.state import CLAIM, VOID
+    from sichuan_agents.training.search_teacher import sample_chance
+    from sichuan_env.core.actions import KONG, N_ACTIONS, PASS, PUNG
+    from sichuan_env.core.state import CLAIM, VOID
 
     m = np.zeros((6, N_ACTIONS), bool)
     m[0, [3, 4]] = True  # own turn, two discards
@@ -119,7 +119,7 @@ def test_sample_chance_per_decision_kind():
 def test_claims_kongs_and_the_void_choice_are_valued_too():
     data = generate(deals=2, seed=8, rules="mil", sample_prob=0.05, k=2, tables=2,
                     claim_prob=1.0, void_prob=1.0)
-    from sichuan_env.state import CLAIM, VOID
+    from sichuan_env.core.state import CLAIM, VOID
 
     phase, cand, masks = data["phase"], data["candidates"].astype(np.int64), data["masks"]
     assert (phase == VOID).sum() >= 4 and (phase == CLAIM).any()

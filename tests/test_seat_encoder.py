@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sichuan_env import engine
-from sichuan_env.agent import RandomAgent
-from sichuan_env.observation import OBS_SHAPE, SeatEncoder, encode
-from sichuan_env.rules import get_rules
+from sichuan_env.core import engine
+from sichuan_env.core.rules import get_rules
+from sichuan_env.seats.agent import RandomAgent
+from sichuan_env.seats.observation import OBS_SHAPE, SeatEncoder, encode
 
 
 @settings(max_examples=15, deadline=None)
@@ -47,7 +47,7 @@ def test_envs_holding_an_encoder_copy_and_pickle() -> None:
     import copy
     import pickle
 
-    from sichuan_env.gym_env import SichuanSingleEnv
+    from sichuan_env.envs.gym_env import SichuanSingleEnv
 
     env = SichuanSingleEnv(learner_seat=1, opponents=RandomAgent(2))
     env.reset(seed=4)

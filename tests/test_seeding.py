@@ -1,4 +1,4 @@
-"""One seeding scheme (sichuan_env.seeding, docs/seeding.md): the hash, and every entry
+"""One seeding scheme (sichuan_env.core.seeding, docs/seeding.md): the hash, and every entry
 point's seed -> engine seed mapping checked against the entry point itself."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st_
 
-from sichuan_env import engine, seeding
-from sichuan_env import engine_kernels as ek
-from sichuan_env.game import Game
+from sichuan_env.core import engine, seeding
+from sichuan_env.core import engine_kernels as ek
+from sichuan_env.records.game import Game
 
 U64 = st_.integers(0, 2**64 - 1)
 
@@ -29,7 +29,7 @@ def test_splitmix64_reference_values():
 
 def test_one_hash():
     """The engine's deal and selfplay use the one hash (no copies)."""
-    from sichuan_env import selfplay
+    from sichuan_env.records import selfplay
 
     assert ek.splitmix_word.py_func is seeding.splitmix_word
     assert selfplay.splitmix64 is seeding.splitmix64
@@ -76,7 +76,7 @@ def test_engine_deal_is_the_documented_shuffle(s, dealer):
 @given(U64)
 def test_engine_seed_is_the_deal_everywhere(s):
     """engine.reset([s]), Game.new(s) and the AEC env's reset(seed=s) deal the same."""
-    from sichuan_env.aec import raw_env
+    from sichuan_env.envs.aec import raw_env
 
     ref = engine.reset([s])
     _same_deal(Game.new(s).state, ref)
@@ -86,7 +86,7 @@ def test_engine_seed_is_the_deal_everywhere(s):
 
 
 def test_aec_later_resets_draw_from_the_seed():
-    from sichuan_env.aec import raw_env
+    from sichuan_env.envs.aec import raw_env
 
     e = raw_env()
     e.reset(seed=5)
@@ -97,7 +97,7 @@ def test_aec_later_resets_draw_from_the_seed():
 
 @pytest.mark.parametrize("seat", [0, "random"])
 def test_gym_env_deals(seat):
-    from sichuan_env.gym_env import SichuanSingleEnv
+    from sichuan_env.envs.gym_env import SichuanSingleEnv
 
     env = SichuanSingleEnv(learner_seat=seat)
     env.reset(seed=9)
@@ -112,7 +112,7 @@ def test_gym_env_deals(seat):
 
 def test_vector_env_deals_do_not_depend_on_shards(monkeypatch):
     pytest.importorskip("stable_baselines3")
-    from sichuan_env import vector
+    from sichuan_env.envs import vector
 
     venv = vector.SichuanVecEnv(5, learner_seats=(0, 1), seed=4)
     venv.reset()
@@ -128,8 +128,8 @@ def test_vector_env_deals_do_not_depend_on_shards(monkeypatch):
 
 
 def test_arena_and_selfplay_deals():
-    from agents.arena import run_arena, wall_seed
-    from sichuan_env.selfplay import deal_seed, selfplay
+    from sichuan_agents.arena import run_arena, wall_seed
+    from sichuan_env.records.selfplay import deal_seed, selfplay
 
     res = run_arena(["random"] * 4, deals=8, seed=6, tables=4)
     assert res.seeds.tolist() == [seeding.arena_wall_seed(6, w) for w in (0, 0, 0, 0, 1, 1, 1, 1)]
@@ -159,7 +159,7 @@ def test_agent_seed_formula():
 
 
 def test_seat_agents_one_agent_per_spec_seeded_in_seat_order():
-    from sichuan_env.agent import RandomAgent, seat_agents
+    from sichuan_env.seats.agent import RandomAgent, seat_agents
 
     mine = RandomAgent(77)
     built = seat_agents(["random", "greedy", "random", mine, mine], 5)
@@ -179,11 +179,11 @@ def test_every_entry_point_seeds_its_agents_by_the_one_formula(monkeypatch):
     env's opponents and terminal play all build their agents through seat_agents."""
     import io
 
-    import train
-    from agents.arena import _make_agents
-    from sichuan_env import agent as agent_mod
-    from sichuan_env import play as play_mod
-    from sichuan_env.gym_env import opponent_list
+    from sichuan_agents import train
+    from sichuan_agents.arena import _make_agents
+    from sichuan_env.envs.gym_env import opponent_list
+    from sichuan_env.play import terminal as play_mod
+    from sichuan_env.seats import agent as agent_mod
 
     want = [seeding.agent_seed(3, 1), seeding.agent_seed(3, 2)]
     _, objs, seats = _make_agents(["random", "greedy", "random", "random"], 3)
@@ -210,7 +210,7 @@ def test_every_entry_point_seeds_its_agents_by_the_one_formula(monkeypatch):
 
 def test_rllib_opponents_use_the_one_formula():
     pytest.importorskip("ray.rllib")
-    from sichuan_env.rllib import _opponents
+    from sichuan_env.envs.rllib import _opponents
 
     opp = _opponents("random,greedy,random", 3)
     assert opp[0] is opp[2]

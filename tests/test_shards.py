@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.training import shards
-from agents.training.rollout_teacher import main as rollout_main
-from agents.training.search_teacher import main as search_main
-from agents.training.shards import run_shards, shard_path, write_atomic
+from sichuan_agents.training import shards
+from sichuan_agents.training.rollout_teacher import main as rollout_main
+from sichuan_agents.training.search_teacher import main as search_main
+from sichuan_agents.training.shards import run_shards, shard_path, write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 SEARCH = ["--deals", "1", "--k", "2", "--sample-prob", "0.3"]
@@ -157,7 +157,7 @@ def ray_head(monkeypatch):
 @pytest.mark.slow
 def test_a_local_ray_head_writes_the_one_process_commands_samples_and_arena(ray_head,
                                                                             tmp_path):
-    from agents.arena import run_arena
+    from sichuan_agents.arena import run_arena
 
     for seed in (5, 6):
         assert search_main([*SEARCH, "--seed", str(seed),

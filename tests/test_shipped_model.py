@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.models.best import BEST
-from agents.models.ppo import KINDS, MODELS, PPOAgent
+from sichuan_agents.models.best import BEST
+from sichuan_agents.models.ppo import KINDS, MODELS, PPOAgent
 
 ROOT = Path(__file__).resolve().parent.parent
 FITTED = MODELS / "fitted_mil.zip"
@@ -22,7 +22,7 @@ SHIPPED = [("fitted", "mil"), ("fitted", "mahjongsoft"), ("ppo", "mil")]
 
 @pytest.mark.parametrize(("kind", "preset"), SHIPPED)
 def test_model_is_small_and_its_metadata_describes_it(kind, preset):
-    from agents.models.ppo import shipped_model
+    from sichuan_agents.models.ppo import shipped_model
 
     model = shipped_model(preset, kind)
     assert model.name == f"{kind}_{preset}.zip", f"the package ships {kind}_{preset}.zip"
@@ -33,8 +33,8 @@ def test_model_is_small_and_its_metadata_describes_it(kind, preset):
         assert key in meta, key
     assert meta["sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
     assert meta["rules"] == preset and meta["name"] == kind
-    from agents.training.layout import inferred_layout, input_layout
-    from agents.training.ppo_policy import load_model
+    from sichuan_agents.training.layout import inferred_layout, input_layout
+    from sichuan_agents.training.ppo_policy import load_model
 
     loaded = load_model(model, device="cpu")
     assert loaded.sichuan_rules == preset
@@ -52,7 +52,7 @@ def test_the_ppo_model_was_changed_by_ppo_from_a_fitted_one():
     PPO decisions, and its weights differ from the fitted model shipped now."""
     import torch
 
-    from agents.training.ppo_policy import load_model
+    from sichuan_agents.training.ppo_policy import load_model
 
     meta = json.loads((MODELS / "ppo_mil.json").read_text())
     fitted = json.loads(FITTED.with_suffix(".json").read_text())
@@ -72,7 +72,7 @@ def test_the_ppo_model_was_changed_by_ppo_from_a_fitted_one():
 def test_best_is_the_strongest_shipped_agent_by_its_measured_rows():
     """``best`` cites its model's own ladder row, and no other shipped model for the preset
     was measured clearly better (its CI's lower end above that figure)."""
-    from sichuan_env.agent import make_agent
+    from sichuan_env.seats.agent import make_agent
 
     for preset, (kind, source) in BEST.items():
         rows = {}
@@ -94,7 +94,7 @@ def test_best_is_the_strongest_shipped_agent_by_its_measured_rows():
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_names_play_their_shipped_models_legally(kind):
-    from sichuan_env.agent import make_agent, validate_agent
+    from sichuan_env.seats.agent import make_agent, validate_agent
 
     agent = make_agent(kind)
     assert isinstance(agent, PPOAgent) and agent.name == kind
@@ -108,11 +108,11 @@ def test_names_play_their_shipped_models_legally(kind):
 def test_shipped_model_loads_without_ray_and_plays_the_arena_and_the_single_env():
     code = (
         "import sys; sys.modules['ray'] = None\n"  # the RLlib extra is not needed
-        "from agents.arena import run_arena\n"
+        "from sichuan_agents.arena import run_arena\n"
         "res = run_arena(['ppo', 'rules', 'rules', 'rules'], deals=8, duplicate=True, seed=1,"
         " progress=False)\n"
         "assert res.deals == 8, res.deals\n"
-        "from sichuan_env.gym_env import SichuanSingleEnv\n"
+        "from sichuan_env.envs.gym_env import SichuanSingleEnv\n"
         "import numpy as np\n"
         "env = SichuanSingleEnv(opponents='ppo')\n"
         "obs, info = env.reset(seed=0)\n"
@@ -138,7 +138,7 @@ def test_terminal_play_against_the_shipped_model():
 
 
 def test_missing_shipped_model_is_a_clear_error(monkeypatch, tmp_path):
-    import agents.models.ppo as ppo
+    import sichuan_agents.models.ppo as ppo
 
     monkeypatch.setattr(ppo, "MODELS", tmp_path)
     with pytest.raises(FileNotFoundError, match="shipped ppo model is missing"):
@@ -148,8 +148,8 @@ def test_missing_shipped_model_is_a_clear_error(monkeypatch, tmp_path):
 
 
 def test_shipped_model_is_deterministic():
-    from sichuan_env import engine
-    from sichuan_env.driver import agent_input
+    from sichuan_env.core import engine
+    from sichuan_env.seats.driver import agent_input
 
     a, b = PPOAgent(kind="fitted"), PPOAgent(kind="fitted")
     st = engine.reset(np.arange(16) + 77)
@@ -164,7 +164,7 @@ def test_arena_workers_with_a_network_seat_finish_and_agree_with_one_worker():
     """Workers of a process that loaded torch are spawned, not forked (a forked child of a
     process whose torch thread pool has started can hang)."""
     code = (
-        "from agents.arena import run_arena\n"
+        "from sichuan_agents.arena import run_arena\n"
         "import numpy as np\n"
         "one = run_arena(['ppo', 'greedy', 'greedy', 'greedy'], deals=16, seed=3)\n"
         "two = run_arena(['ppo', 'greedy', 'greedy', 'greedy'], deals=16, seed=3, workers=2)\n"
@@ -181,7 +181,7 @@ def test_arena_workers_with_a_network_seat_finish_and_agree_with_one_worker():
 def test_each_preset_plays_its_own_shipped_model_or_the_mil_one(monkeypatch, tmp_path):
     import shutil
 
-    import agents.models.ppo as ppo
+    import sichuan_agents.models.ppo as ppo
 
     monkeypatch.setattr(ppo, "MODELS", tmp_path)
     mil = tmp_path / "fitted_mil.zip"

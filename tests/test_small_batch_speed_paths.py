@@ -9,9 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from sichuan_env import engine
-from sichuan_env import engine_kernels as ek
-from sichuan_env.observation import (
+from sichuan_env.core import engine
+from sichuan_env.core import engine_kernels as ek
+from sichuan_env.core.rules import get_rules
+from sichuan_env.core.state import PUNG, WALL_SIZE, State
+from sichuan_env.seats.observation import (
     N_CHANNELS,
     PLANES,
     SCORE_CLIP,
@@ -19,8 +21,6 @@ from sichuan_env.observation import (
     encode,
     plane_names,
 )
-from sichuan_env.rules import get_rules
-from sichuan_env.state import PUNG, WALL_SIZE, State
 
 from support.policies import biased, hu_shy, uniform
 

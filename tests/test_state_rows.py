@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st_
 
-from sichuan_env import engine
-from sichuan_env.rules import get_rules
+from sichuan_env.core import engine
+from sichuan_env.core.rules import get_rules
 
 
 def _play(state, steps, seed):
@@ -70,9 +70,9 @@ def test_no_other_row_copy_helpers():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    for f in ("sichuan_env/vector.py", "sichuan_env/driver.py", "agents/arena.py",
-              "sichuan_env/selfplay.py"):
+    for f in ("sichuan_env/envs/vector.py", "sichuan_env/seats/driver.py",
+              "sichuan_agents/arena.py", "sichuan_env/records/selfplay.py"):
         text = (root / f).read_text()
         assert "_write_rows" not in text and "_put_row" not in text, f
-        if f != "sichuan_env/vector.py":
+        if f != "sichuan_env/envs/vector.py":
             assert "put_rows(" in text, f

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sichuan_env import engine
-from sichuan_env.actions import DISCARD, HU, VOID_TILE
-from sichuan_env.rules import get_rules
-from sichuan_env.state import CLAIM, END_WALL, ROB, TURN
+from sichuan_env.core import engine
+from sichuan_env.core.actions import DISCARD, HU, VOID_TILE
+from sichuan_env.core.rules import get_rules
+from sichuan_env.core.state import CLAIM, END_WALL, ROB, TURN
 
 from support.policies import biased, hu_shy, uniform
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from sichuan_env import tiles
+from sichuan_env.core import tiles
 
 count_vectors = arrays(np.int8, (27,), elements=st.integers(0, 4))
 

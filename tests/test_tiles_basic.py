@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from sichuan_env import tiles
+from sichuan_env.core import tiles
 
 
 def test_three_notations_agree():

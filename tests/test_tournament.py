@@ -1,4 +1,4 @@
-"""The tournament (agents.tournament): seat orders, duplicate walls, ratings, the three
+"""The tournament (sichuan_agents.tournament): seat orders, duplicate walls, ratings, the three
 leaderboard files with working replay links, resume, workers, one-line errors."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.tournament import lineups, main, run_tournament
-from sichuan_env.bot_process import live_processes
+from sichuan_agents.tournament import lineups, main, run_tournament
+from sichuan_env.seats.bot_process import live_processes
 
 ROOT = Path(__file__).resolve().parent.parent
 OK_BOT = f"exec:{sys.executable} {ROOT / 'tests/support/fault_bot.py'} ok"

@@ -53,8 +53,8 @@ def test_train_writes_model_checkpoints_logs_and_results(tiny_run):
 
 @pytest.mark.slow
 def test_saved_model_is_a_legal_agent(tiny_run):
-    from agents.models.ppo import PPOAgent
-    from sichuan_env.agent import make_agent, validate_agent
+    from sichuan_agents.models.ppo import PPOAgent
+    from sichuan_env.seats.agent import make_agent, validate_agent
 
     out, _ = tiny_run
     agent = PPOAgent(out / "model.zip")
@@ -63,8 +63,8 @@ def test_saved_model_is_a_legal_agent(tiny_run):
     assert agent.model.sichuan_precision == saved  # the model says what it learned in
     assert agent.model.policy.features_extractor.autocast_dtype is None  # acts in float32
     same = make_agent(f"ppo:{out / 'model.zip'}")
-    from sichuan_env import engine
-    from sichuan_env.observation import encode
+    from sichuan_env.core import engine
+    from sichuan_env.seats.observation import encode
 
     st = engine.reset([1, 2])
     m = engine.legal_mask(st)
@@ -86,7 +86,7 @@ def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path):
 
 
 def test_ppo_agent_rejects_a_missing_file(tmp_path):
-    from agents.models.ppo import PPOAgent
+    from sichuan_agents.models.ppo import PPOAgent
 
     with pytest.raises(FileNotFoundError, match="no saved PPO model"):
         PPOAgent(tmp_path / "nothing.zip")
@@ -131,12 +131,12 @@ def test_advice_and_oracle_critic_run_end_to_end(tmp_path):
     assert abs(final["diff_vs_bot"] - start["diff_vs_bot"] - c["mean"]) < 1e-9
     assert "PPO's own part: " in proc.stdout.strip().splitlines()[-1]
 
-    from agents.models.ppo import PPOAgent
+    from sichuan_agents.models.ppo import PPOAgent
 
     agent = PPOAgent(tmp_path / "model.zip")
     assert agent.needs == "view" and agent.rules.preset == "mil"
     assert type(agent.model.policy).__name__ == "OracleCriticPolicy"
-    from agents.training.layout import make_layout
+    from sichuan_agents.training.layout import make_layout
 
     assert agent.model.sichuan_input == make_layout(True, "rules", oracle=True)
 
@@ -154,7 +154,7 @@ def test_advice_does_not_combine_with_self_play(tmp_path):
 def test_resumed_run_takes_the_ppo_settings_written_on_the_command_line(tiny_run):
     from sb3_contrib import MaskablePPO
 
-    import train
+    from sichuan_agents import train
 
     out, _ = tiny_run
     ckpt = sorted((out / "checkpoints").glob("ppo_*_steps.zip"))[-1]
@@ -172,8 +172,8 @@ def test_resumed_run_takes_the_ppo_settings_written_on_the_command_line(tiny_run
 def test_the_last_line_puts_the_run_next_to_the_shipped_agents():
     import json
 
-    import train
-    from agents.models.ppo import MODELS
+    from sichuan_agents import train
+    from sichuan_agents.models.ppo import MODELS
 
     line = train.compare_line({"greedy": {"diff_vs_bot": -3.25}}, "mil")
     assert line.startswith("this run: -3.250 vs greedy; shipped (mil): ")
@@ -183,7 +183,7 @@ def test_the_last_line_puts_the_run_next_to_the_shipped_agents():
 
 
 def test_ppo_learns_whole_rollouts_and_its_part_is_paired_per_wall():
-    import train
+    from sichuan_agents import train
 
     assert train.planned_steps(300_000, 16_384) == 311_296
     assert train.planned_steps(98_304, 16_384) == 98_304 and train.planned_steps(0, 8) == 0
@@ -203,7 +203,7 @@ def test_ppo_learns_whole_rollouts_and_its_part_is_paired_per_wall():
 def test_advice_auto_is_rules_except_self_play_rllib_and_a_resumed_checkpoints(tmp_path):
     import zipfile
 
-    import train
+    from sichuan_agents import train
 
     assert train.parse_args(["--out", str(tmp_path)]).advice == "rules"
     assert train.parse_args(["--out", str(tmp_path), "--advice", "none"]).advice == "none"

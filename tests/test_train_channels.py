@@ -25,7 +25,7 @@ def _run(*argv: str, timeout: int = 600) -> subprocess.CompletedProcess:
 
 
 def _conv_widths(policy) -> list[int]:
-    from agents.training.ppo_policy import TilePlanesExtractor
+    from sichuan_agents.training.ppo_policy import TilePlanesExtractor
 
     return [m.convs[0].out_channels for m in policy.modules()
             if isinstance(m, TilePlanesExtractor)]
@@ -53,9 +53,9 @@ def narrow_run(tmp_path_factory):
 
 @pytest.mark.slow
 def test_sb3_run_builds_saves_and_plays_the_width_asked_for(narrow_run):
-    from agents.arena import run_arena
-    from agents.models.ppo import PPOAgent
-    from agents.training.ppo_policy import network_channels
+    from sichuan_agents.arena import run_arena
+    from sichuan_agents.models.ppo import PPOAgent
+    from sichuan_agents.training.ppo_policy import network_channels
 
     out, stdout = narrow_run
     assert "8 channels" in stdout.split("training MaskablePPO")[1].splitlines()[0]
@@ -72,7 +72,7 @@ def test_sb3_run_builds_saves_and_plays_the_width_asked_for(narrow_run):
 
 @pytest.mark.slow
 def test_resume_keeps_the_checkpoint_width_and_refuses_another(narrow_run, tmp_path):
-    from agents.models.ppo import PPOAgent
+    from sichuan_agents.models.ppo import PPOAgent
 
     out, _ = narrow_run
     ckpt = sorted((out / "checkpoints").glob("ppo_*_steps.zip"))[-1]
@@ -93,15 +93,15 @@ def test_oracle_critic_policy_gets_the_width_in_both_extractors(tmp_path):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.training.features import AnalysisVecEnv
-    from agents.training.oracle_critic import OracleVecEnv
-    from agents.training.ppo_policy import (
+    from sichuan_agents.training.features import AnalysisVecEnv
+    from sichuan_agents.training.oracle_critic import OracleVecEnv
+    from sichuan_agents.training.ppo_policy import (
         OracleCriticPolicy,
         load_model,
         network_channels,
         policy_kwargs,
     )
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_env.envs.vector import SichuanVecEnv
 
     torch.set_num_threads(1)
     env = OracleVecEnv(AnalysisVecEnv(SichuanVecEnv(2, learner_seats=(0,), seed=0)))
@@ -118,7 +118,7 @@ def test_oracle_critic_policy_gets_the_width_in_both_extractors(tmp_path):
 def test_extractor_refuses_a_width_below_one():
     import gymnasium as gym
 
-    from agents.training.ppo_policy import TilePlanesExtractor
+    from sichuan_agents.training.ppo_policy import TilePlanesExtractor
 
     space = gym.spaces.Box(0.0, 1.0, (4, 27), np.float32)
     with pytest.raises(ValueError, match="channels must be >= 1"):
@@ -130,9 +130,9 @@ def _write_policy(path: Path, channels: int | None, with_layout: bool = True) ->
     0.1.0 wrote it (``with_layout=False``: no input layout; its networks had 64)."""
     import torch
 
-    from agents.models.rllib_agent import POLICY_FORMAT, save_policy
-    from agents.training.layout import acting_channels, make_layout
-    from agents.training.rllib_net import TilePlanesNet
+    from sichuan_agents.models.rllib_agent import POLICY_FORMAT, save_policy
+    from sichuan_agents.training.layout import acting_channels, make_layout
+    from sichuan_agents.training.rllib_net import TilePlanesNet
 
     layout = make_layout(analysis=True)
     torch.manual_seed(0)
@@ -146,8 +146,8 @@ def _write_policy(path: Path, channels: int | None, with_layout: bool = True) ->
 
 @pytest.mark.parametrize("channels, with_layout", [(8, True), (64, False)])
 def test_rllib_policy_file_of_any_width_plays_in_the_arena(tmp_path, channels, with_layout):
-    from agents.arena import run_arena
-    from sichuan_env.agent import make_agent
+    from sichuan_agents.arena import run_arena
+    from sichuan_env.seats.agent import make_agent
 
     path = tmp_path / "policy.pt"
     _write_policy(path, channels, with_layout)
@@ -162,8 +162,8 @@ def test_rllib_policy_file_of_any_width_plays_in_the_arena(tmp_path, channels, w
 
 def test_rllib_module_default_width_is_the_one_old_checkpoints_were_built_with():
     pytest.importorskip("ray.rllib")
-    from agents.training.ppo_policy import CHANNELS
-    from agents.training.rllib_module import MODEL_DEFAULTS, module_spec
+    from sichuan_agents.training.ppo_policy import CHANNELS
+    from sichuan_agents.training.rllib_module import MODEL_DEFAULTS, module_spec
 
     assert CHANNELS == MODEL_DEFAULTS["channels"] == 64
     assert module_spec({"precision": "fp32"}).model_config["channels"] == 64
@@ -172,8 +172,8 @@ def test_rllib_module_default_width_is_the_one_old_checkpoints_were_built_with()
 
 def test_rllib_config_and_warm_start_take_the_width():
     pytest.importorskip("ray.rllib")
-    import train
-    from agents.training.rllib_train import build_config
+    from sichuan_agents import train
+    from sichuan_agents.training.rllib_train import build_config
 
     args = train.parse_args(["--backend", "rllib", "--env-runners", "0", "--channels", "24",
                              "--imitate", "none"])
@@ -193,9 +193,9 @@ def test_rllib_run_trains_saves_and_resumes_the_width(tmp_path):
     the checkpoint hold 16-channel networks, ``rllib:PATH`` plays it; a resume that asks
     for another width stops with one line before Ray starts, one that names none keeps 16."""
     pytest.importorskip("ray.rllib")
-    from agents.arena import run_arena
-    from agents.models.rllib_agent import load_net
-    from agents.training.rllib_train import checkpoint_channels
+    from sichuan_agents.arena import run_arena
+    from sichuan_agents.models.rllib_agent import load_net
+    from sichuan_agents.training.rllib_train import checkpoint_channels
 
     out = tmp_path / "run"
     proc = _run("train.py", "--backend", "rllib", "--env-runners", "1", "--tables", "8",

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import train
-from agents.training import hardware
-from agents.training.hardware import (
+from sichuan_agents import train
+from sichuan_agents.training import hardware
+from sichuan_agents.training.hardware import (
     cpu_flags,
     describe_machine,
     fast_bf16,
@@ -136,9 +136,9 @@ def test_machine_description_names_cpu_cores_gpu_and_versions():
 def _saved_from(device: str, path: Path) -> None:
     from sb3_contrib import MaskablePPO
 
-    from agents.training.features import AnalysisVecEnv
-    from agents.training.ppo_policy import policy_kwargs
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_agents.training.features import AnalysisVecEnv
+    from sichuan_agents.training.ppo_policy import policy_kwargs
+    from sichuan_env.envs.vector import SichuanVecEnv
 
     env = AnalysisVecEnv(SichuanVecEnv(2, seed=1))
     model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, n_epochs=1,
@@ -153,16 +153,16 @@ def test_a_model_saved_by_the_learner_loads_and_plays_on_the_cpu(tmp_path, devic
 
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no GPU here")
-    from agents.models.ppo import PPOAgent
-    from agents.training.ppo_policy import load_model
+    from sichuan_agents.models.ppo import PPOAgent
+    from sichuan_agents.training.ppo_policy import load_model
 
     path = tmp_path / f"{device}.zip"
     _saved_from(device, path)
     model = load_model(path, device="cpu")
     assert all(p.device.type == "cpu" for p in model.policy.parameters())
     agent = PPOAgent(str(path))
-    from sichuan_env import engine
-    from sichuan_env.observation import encode
+    from sichuan_env.core import engine
+    from sichuan_env.seats.observation import encode
 
     st = engine.reset(np.arange(4), "mil")
     obs = encode(st, st.current.astype(np.intp), np.arange(4))
@@ -173,8 +173,8 @@ def test_a_model_saved_by_the_learner_loads_and_plays_on_the_cpu(tmp_path, devic
 def test_network_precision_is_bf16_inside_the_block_and_float32_outside():
     import torch
 
-    from agents.training.ppo_policy import network_precision
-    from agents.training.rllib_net import TilePlanesNet
+    from sichuan_agents.training.ppo_policy import network_precision
+    from sichuan_agents.training.rllib_net import TilePlanesNet
 
     torch.manual_seed(0)
     net = TilePlanesNet(82)
@@ -200,10 +200,10 @@ def test_a_model_learned_in_bf16_is_saved_with_its_precision_and_acts_in_float32
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.models.ppo import PPOAgent
-    from agents.training.features import AnalysisVecEnv
-    from agents.training.ppo_policy import network_precision, policy_kwargs
-    from sichuan_env.vector import SichuanVecEnv
+    from sichuan_agents.models.ppo import PPOAgent
+    from sichuan_agents.training.features import AnalysisVecEnv
+    from sichuan_agents.training.ppo_policy import network_precision, policy_kwargs
+    from sichuan_env.envs.vector import SichuanVecEnv
 
     env = AnalysisVecEnv(SichuanVecEnv(2, seed=1))
     model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, n_epochs=1,
@@ -228,7 +228,7 @@ def test_a_model_learned_in_bf16_is_saved_with_its_precision_and_acts_in_float32
 
 @pytest.mark.slow
 def test_train_with_bf16_learns_and_saves_a_float32_model(tmp_path):
-    from agents.models.ppo import PPOAgent
+    from sichuan_agents.models.ppo import PPOAgent
 
     cmd = [sys.executable, str(ROOT / "train.py"), "--precision", "bf16", "--device", "cpu",
            "--total-steps", "2048", "--tables", "4", "--n-steps", "64", "--batch-size", "256",

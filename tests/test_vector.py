@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sichuan_env.agent import Agent, BaseAgent, RandomAgent, validate_agent
-from sichuan_env.engine import IllegalActionError
-from sichuan_env.observation import OBS_SHAPE, encode
-from sichuan_env.rules import get_rules
-from sichuan_env.vector import SichuanVecEnv
+from sichuan_env.core.engine import IllegalActionError
+from sichuan_env.core.rules import get_rules
+from sichuan_env.envs.vector import SichuanVecEnv
+from sichuan_env.seats.agent import Agent, BaseAgent, RandomAgent, validate_agent
+from sichuan_env.seats.observation import OBS_SHAPE, encode
 
 
 def random_steps(venv: SichuanVecEnv, n: int, seed: int = 0):
@@ -180,7 +180,7 @@ class First(BaseAgent):
 
 
 def test_shards_give_the_same_games(monkeypatch) -> None:
-    import sichuan_env.vector as vector
+    import sichuan_env.envs.vector as vector
 
     runs = []
     for shard in (1024, 3):

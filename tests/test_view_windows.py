@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sichuan_env.observation import encode
-from sichuan_env.render import render_html, render_text
-from sichuan_env.state import CLAIM, ROB, TURN, State
-from sichuan_env.svg import render_svg
-from sichuan_env.view import SeatView, seat_view, table_view, unobserved
+from sichuan_env.core.state import CLAIM, ROB, TURN, State
+from sichuan_env.records.render import render_html, render_text
+from sichuan_env.records.svg import render_svg
+from sichuan_env.seats.observation import encode
+from sichuan_env.seats.view import SeatView, seat_view, table_view, unobserved
 
 from support.windows import window_twins
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sichuan_env.game import Game
-from sichuan_env.records import event_action, read_jsonl, write_jsonl
-from sichuan_env.svg import SUIT_COLOURS, render_svg, tile_defs
-from sichuan_env.tiles import N_KINDS, tile_str
-from sichuan_env.view import unobserved
-from sichuan_env.viewer import build_frames, render_page
+from sichuan_env.core.tiles import N_KINDS, tile_str
+from sichuan_env.records.game import Game
+from sichuan_env.records.record import event_action, read_jsonl, write_jsonl
+from sichuan_env.records.svg import SUIT_COLOURS, render_svg, tile_defs
+from sichuan_env.records.viewer import build_frames, render_page
+from sichuan_env.seats.view import unobserved
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -241,11 +241,12 @@ def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_viewer_cli_opens_arena_and_selfplay_records(tmp_path: Path) -> None:
     recs = tmp_path / "arena.jsonl"
-    r = _run("agents.arena", "--seats", "greedy,random,rules,random", "--deals", "8",
+    r = _run("sichuan_agents.arena", "--seats", "greedy,random,rules,random", "--deals", "8",
              "--seed", "3", "--tables", "8", "--no-progress", "--records", str(recs))
     assert r.returncode == 0, r.stderr
     out = tmp_path / "arena.html"
-    r = _run("sichuan_env.viewer", str(recs), "--deal", "5", "--seat", "2", "--out", str(out))
+    r = _run("sichuan_env.records.viewer", str(recs), "--deal", "5", "--seat", "2",
+             "--out", str(out))
     assert r.returncode == 0 and r.stderr == "", r.stderr
     assert r.stdout.startswith(f"wrote {out}")
     page = out.read_text()
@@ -254,9 +255,11 @@ def test_viewer_cli_opens_arena_and_selfplay_records(tmp_path: Path) -> None:
     frames = json.loads(re.search(r'id="frames">(.*?)</script>', page, re.S).group(1))
     assert frames[-1]["scores"] == record["scores"]
     sp = tmp_path / "sp.jsonl"
-    r = _run("sichuan_env.selfplay", "--deals", "2", "--seed", "4", "--out", str(sp), "--legal")
+    r = _run("sichuan_env.records.selfplay", "--deals", "2", "--seed", "4", "--out", str(sp),
+             "--legal")
     assert r.returncode == 0, r.stderr
-    r = _run("sichuan_env.viewer", str(sp), "--deal", "1", "--out", str(tmp_path / "sp.html"))
+    r = _run("sichuan_env.records.viewer", str(sp), "--deal", "1",
+             "--out", str(tmp_path / "sp.html"))
     assert r.returncode == 0, r.stderr
 
 
@@ -282,7 +285,7 @@ def test_viewer_cli_bad_arguments(tmp_path: Path, sample) -> None:
         ([str(bad), "--out", "x.html"], 1, "does not replay"),
     ]
     for args, status, words in cases:
-        r = _run("sichuan_env.viewer", *args, cwd=tmp_path)
+        r = _run("sichuan_env.records.viewer", *args, cwd=tmp_path)
         assert r.returncode == status, (args, r.stderr)
         assert len(r.stderr.splitlines()) == 1 and words in r.stderr, (args, r.stderr)
         assert "Traceback" not in r.stderr and r.stdout == ""

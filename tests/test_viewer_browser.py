@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from test_viewer import engine_states
 
-from sichuan_env.records import read_jsonl
-from sichuan_env.tiles import N_KINDS, tile_str
-from sichuan_env.view import unobserved
-from sichuan_env.viewer import write_replay
+from sichuan_env.core.tiles import N_KINDS, tile_str
+from sichuan_env.records.record import read_jsonl
+from sichuan_env.records.viewer import write_replay
+from sichuan_env.seats.view import unobserved
 
 from support.browser import ARTIFACTS
 

@@ -1,4 +1,4 @@
-"""The shared vocabulary (sichuan_env.vocab) is defined once and agrees with its users."""
+"""The shared vocabulary (sichuan_env.core.vocab) is defined once and agrees with its users."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sichuan_env import hands, state, tiles, vocab
+from sichuan_env.core import hands, state, tiles, vocab
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,7 +18,7 @@ SHARED = {"N_KINDS", "N_SUITS", "N_RANKS", "COPIES", "N_TILES", "SUITS", "SUIT_O
           "HAND_SIZE", "WALL_SIZE", "SEAT_WINDS", "MELD_NAMES", "MELD_TILES",
           "MELD_KIND_OF_CODE", "MELD_KIND_TILES", "MELD_COPIES"}
 #: modules still defining some of them, being edited elsewhere at the time; each entry
-#: lists what it defines (remove entries as they import from sichuan_env.vocab)
+#: lists what it defines (remove entries as they import from sichuan_env.core.vocab)
 NOT_YET: dict[str, set[str]] = {}
 
 
@@ -40,12 +40,12 @@ def test_the_vocabulary_is_defined_once():
     found = {}
     for f in files:
         rel = f.relative_to(ROOT).as_posix()
-        if rel == "sichuan_env/vocab.py":
+        if rel == "sichuan_env/core/vocab.py":
             continue
         again = _defined_names(f) & SHARED
         if again - NOT_YET.get(rel, set()):
             found[rel] = sorted(again - NOT_YET.get(rel, set()))
-    assert not found, f"defined again instead of imported from sichuan_env.vocab: {found}"
+    assert not found, f"defined again instead of imported from sichuan_env.core.vocab: {found}"
 
 
 def test_the_scan_sees_a_redefinition(tmp_path):
@@ -86,7 +86,7 @@ def test_meld_kinds_behave_in_the_hand_tables():
 
 
 def test_a_new_deal_leaves_the_wall_size():
-    from sichuan_env import engine
+    from sichuan_env.core import engine
 
     st = engine.reset([0, 1], "mil")
     # 13 tiles a seat and the dealer's 14th are dealt; the wall holds the rest

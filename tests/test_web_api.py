@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sichuan_env import records
-from sichuan_env.web.app import COOKIE
-from sichuan_env.web.table import WebGame
+from sichuan_env.play.web.app import COOKIE
+from sichuan_env.play.web.table import WebGame
+from sichuan_env.records import record as records
 
 from support.web_helpers import LiveServer, create_app, expected_table, make_config
 
@@ -198,7 +198,7 @@ def test_other_human_seats(seats, snapshots) -> None:
 
 BOT_FILE = '''
 import numpy as np
-from sichuan_env.agent import BaseAgent
+from sichuan_env.seats.agent import BaseAgent
 
 class LastLegal(BaseAgent):
     needs = "nothing"
@@ -414,8 +414,8 @@ def test_twenty_concurrent_games(tmp_path: Path) -> None:
 
 
 def test_web_game_checks_its_seats_and_plays_one_deal_at_a_time() -> None:
-    from sichuan_env.rules import get_rules
-    from sichuan_env.web.bots import BotSpec
+    from sichuan_env.core.rules import get_rules
+    from sichuan_env.play.web.bots import BotSpec
 
     bot = BotSpec("random")
     rules = get_rules("mil", deals_per_match=3)

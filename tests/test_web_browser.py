@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sichuan_env import records
+from sichuan_env.records import record as records
 
 from support.browser import ARTIFACTS
 from support.web_helpers import LiveServer, create_app, make_config

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sichuan_env.play import main
+from sichuan_env.play.terminal import main
 
 pytest.importorskip("uvicorn", reason="the web extra is not installed")
 httpx = pytest.importorskip("httpx", reason="the web extra is not installed")

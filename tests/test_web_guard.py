@@ -25,16 +25,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sichuan_env.actions import action_to_str
-from sichuan_env.game import Game
-from sichuan_env.rules import get_rules
-from sichuan_env.state import ROB
-from sichuan_env.web import table as web_table
-from sichuan_env.web.app import COOKIE, WebConfig, create_app
-from sichuan_env.web.bots import BotSpec, display_name
-from sichuan_env.web.guard import HostCheck, host_name
-from sichuan_env.web.store import GameStore
-from sichuan_env.web.table import DealSeeds, WebGame
+from sichuan_env.core.actions import action_to_str
+from sichuan_env.core.rules import get_rules
+from sichuan_env.core.state import ROB
+from sichuan_env.play.web import table as web_table
+from sichuan_env.play.web.app import COOKIE, WebConfig, create_app
+from sichuan_env.play.web.bots import BotSpec, display_name
+from sichuan_env.play.web.guard import HostCheck, host_name
+from sichuan_env.play.web.store import GameStore
+from sichuan_env.play.web.table import DealSeeds, WebGame
+from sichuan_env.records.game import Game
 
 from support.web_helpers import LiveServer, make_config
 from support.windows import window_twins
@@ -243,7 +243,7 @@ def test_bot_faults_are_replaced_by_the_fallback(caplog):
     seats = [None, bot("Raiser"), bot("Illegal"), bot("Sleeper?seconds=1.0")]
     game = WebGame(seats, RULES, DealSeeds(3), time_limit=0.3, label="#faults")
     notices = []
-    with caplog.at_level("ERROR", logger="sichuan_env.web"):
+    with caplog.at_level("ERROR", logger="sichuan_env.play.web"):
         notices += game.notices
         while not game.done:
             game.act(game.step, game.legal()[0])
@@ -256,7 +256,7 @@ def test_bot_faults_are_replaced_by_the_fallback(caplog):
     logged = caplog.text
     assert "game #faults seat 1" in logged and "1m 1m 1m" in logged
     assert "game #faults seat 3" in logged
-    from sichuan_env import records
+    from sichuan_env.records import record as records
 
     records.replay(game.record())
 
@@ -384,7 +384,7 @@ def test_a_move_for_the_previous_deal_is_refused(tight):
 @pytest.mark.parametrize("spec, name", [
     ("rules", "rules"), ("ppo:/srv/models/secret.pt", "ppo"), ("search?budget=9", "search"),
     ("/home/me/bots/mybot.py:MyBot", "MyBot"), ("C:\\bots\\b.py:B", "B"),
-    ("agents/x.py:Y?a=1", "Y"), ("random", "random"),
+    ("sichuan_agents/x.py:Y?a=1", "Y"), ("random", "random"),
 ])
 def test_display_names_show_no_paths(spec, name):
     assert display_name(spec) == name
@@ -392,7 +392,7 @@ def test_display_names_show_no_paths(spec, name):
 
 @pytest.mark.slow  # starts worker processes (each imports the package)
 def test_isolated_bots_think_in_a_worker_process(caplog):
-    from sichuan_env.web.workers import BotWorkers
+    from sichuan_env.play.web.workers import BotWorkers
 
     def iso(name: str) -> BotSpec:
         return BotSpec(f"{BOTS}:{name}", RULES.preset, isolated=True)
@@ -405,7 +405,7 @@ def test_isolated_bots_think_in_a_worker_process(caplog):
         assert game.bots.agents == [None] * 4  # their objects live in the worker
         worker = workers.workers[0]
         assert worker.games == 1
-        with caplog.at_level("ERROR", logger="sichuan_env.web"):
+        with caplog.at_level("ERROR", logger="sichuan_env.play.web"):
             t = time.perf_counter()
             game.act(game.step, game.legal()[0])  # seat 0 chooses; then seats 1, 2, 3
             took = time.perf_counter() - t

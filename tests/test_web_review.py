@@ -1,6 +1,7 @@
 """Review this deal, in browser play: the human seat's review runs in a worker process in
 the background while other games go on, its progress is reported, and the reviewed replay
-is the review of ``python -m agents.review`` (parts reviewed in turn make the same whole)."""
+is the review of ``python -m sichuan_agents.review`` (parts reviewed in turn make the same
+whole)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-import agents.review as review_mod
-from agents.review import Reviewer, review_record
-from sichuan_env.records import validate_record
+import sichuan_agents.review as review_mod
+from sichuan_agents.review import Reviewer, review_record
+from sichuan_env.records.record import validate_record
 
 from support.web_helpers import LiveServer, create_app, make_config
 
@@ -145,8 +146,8 @@ def test_review_button_in_chromium(browser, server):
 
 
 def test_a_failing_review_fails_alone_and_the_queue_is_bounded():
-    from sichuan_env.web.review import Reviews
-    from sichuan_env.web.table import GameError
+    from sichuan_env.play.web.review import Reviews
+    from sichuan_env.play.web.table import GameError
 
     async def scenario():
         bad = Reviews(k=2, reviewer="support.failing_review:review", max_queued=1)

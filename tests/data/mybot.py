@@ -3,8 +3,8 @@
 
 import numpy as np
 
-from sichuan_env.actions import HU
-from sichuan_env.agent import BaseAgent
+from sichuan_env.core.actions import HU
+from sichuan_env.seats.agent import BaseAgent
 
 
 class MyBot(BaseAgent):

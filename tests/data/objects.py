@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from sichuan_env.agent import BaseAgent
+from sichuan_env.seats.agent import BaseAgent
 
 
 class FirstLegal(BaseAgent):

@@ -5,8 +5,8 @@ import time
 
 import numpy as np
 
-from sichuan_env.actions import PASS
-from sichuan_env.agent import BaseAgent
+from sichuan_env.core.actions import PASS
+from sichuan_env.seats.agent import BaseAgent
 
 
 class Passer(BaseAgent):

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.bots.greedy import GreedyAgent
-from agents.bots.rules_bot import RulesAgent
-from sichuan_env import engine
-from sichuan_env.agent import RandomAgent, agent_input
+from sichuan_agents.bots.greedy import GreedyAgent
+from sichuan_agents.bots.rules_bot import RulesAgent
+from sichuan_env.core import engine
+from sichuan_env.seats.agent import RandomAgent, agent_input
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "bot_actions.json"
 PRESETS = ("mil", "mahjongsoft")

@@ -2,7 +2,7 @@
 
 ``play(preset, policy, deals_per_match, seeds)`` plays one batch of tables to the end of
 their matches and returns the game records of every deal (built from the ledger with
-:class:`~sichuan_env.records.RecordBuilder`) and a SHA-256 digest of every step's legal
+:class:`~sichuan_env.records.record.RecordBuilder`) and a SHA-256 digest of every step's legal
 masks, rewards and done flags. ``cd tests && PYTHONPATH=.. python -m support.golden_play
 OUT.json`` writes the digests of :data:`CONFIGS` (the file stored in ``tests/data``).
 """
@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from sichuan_env import engine
-from sichuan_env.actions import ACTION_STRINGS
-from sichuan_env.records import RecordBuilder, split_entries
-from sichuan_env.rules import get_rules
+from sichuan_env.core import engine
+from sichuan_env.core.actions import ACTION_STRINGS
+from sichuan_env.core.rules import get_rules
+from sichuan_env.records.record import RecordBuilder, split_entries
 
 from support.policies import biased, hu_shy, uniform
 

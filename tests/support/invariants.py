@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sichuan_env import engine
-from sichuan_env import hands as hx
-from sichuan_env.actions import (
+from sichuan_env.core import engine
+from sichuan_env.core import hands as hx
+from sichuan_env.core.actions import (
     ACTION_STRINGS,
     DISCARD,
     HU,
@@ -35,7 +35,7 @@ from sichuan_env.actions import (
     VOID_SUIT,
     VOID_TILE,
 )
-from sichuan_env.state import (
+from sichuan_env.core.state import (
     ANS_NONE,
     CLAIM,
     DONE,
@@ -46,8 +46,8 @@ from sichuan_env.state import (
     VOID,
     State,
 )
-from sichuan_env.state import PUNG as MELD_PUNG
-from sichuan_env.tiles import N_KINDS, SUITS, tile_str
+from sichuan_env.core.state import PUNG as MELD_PUNG
+from sichuan_env.core.tiles import N_KINDS, SUITS, tile_str
 
 _MELD_TILES = np.array([0, 3, 4, 4, 4, 4], np.int64)
 

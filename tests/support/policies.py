@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sichuan_env.actions import (
+from sichuan_env.core.actions import (
     HU,
     KONG,
     MELDED_KONG,
@@ -14,7 +14,7 @@ from sichuan_env.actions import (
     VOID_SUIT,
     VOID_TILE,
 )
-from sichuan_env.state import State
+from sichuan_env.core.state import State
 
 
 def uniform(st: State, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

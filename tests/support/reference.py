@@ -1,6 +1,6 @@
 """A slow, obvious reference for the hand rules of docs/rules.md sections 5, 6 and 8.
 
-Written independently of ``sichuan_env.hands`` so that the tests can compare the two.
+Written independently of ``sichuan_env.core.hands`` so that the tests can compare the two.
 Everything here favours being plainly correct over being fast:
 
 * completeness: a recursive split of the standing tiles into one pair and sets (the lowest
@@ -25,7 +25,7 @@ from functools import cache
 
 import numpy as np
 
-from sichuan_env import tiles
+from sichuan_env.core import tiles
 
 KONG_KINDS = ("concealed_kong", "melded_kong", "promoted_kong", "postponed_kong")
 MELD_KINDS = ("pung",) + KONG_KINDS

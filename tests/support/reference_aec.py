@@ -13,20 +13,20 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from sichuan_env import engine
-from sichuan_env.actions import N_ACTIONS
-from sichuan_env.aec import AGENTS, ENV_NAME, ILLEGAL_REWARD
-from sichuan_env.driver import check_action
-from sichuan_env.observation import (
+from sichuan_env.core import engine
+from sichuan_env.core.actions import N_ACTIONS
+from sichuan_env.core.rules import Rules, get_rules
+from sichuan_env.core.seeding import drawn_seed
+from sichuan_env.core.state import State
+from sichuan_env.envs.aec import AGENTS, ENV_NAME, ILLEGAL_REWARD
+from sichuan_env.records.render import render_html, render_text
+from sichuan_env.seats.driver import check_action
+from sichuan_env.seats.observation import (
     OBS_VERSION,
     SeatEncoder,
     encode_oracle,
     observation_bounds,
 )
-from sichuan_env.render import render_html, render_text
-from sichuan_env.rules import Rules, get_rules
-from sichuan_env.seeding import drawn_seed
-from sichuan_env.state import State
 
 
 def reference_stack(rules: Rules | str | None = None) -> AECEnv:
@@ -165,7 +165,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     def state(self) -> np.ndarray:
         """PettingZoo's global state (for centralised critics): the oracle planes of
-        :func:`sichuan_env.observation.encode_oracle` seen from seat 0, (88, 27) float32."""
+        :func:`sichuan_env.seats.observation.encode_oracle` seen from seat 0, (88, 27) float32."""
         assert self.state_ is not None, "call reset() first"
         return encode_oracle(self.state_, 0)[0]
 

@@ -1,7 +1,8 @@
 """The rule bots' former input, kept as a reference for ``tests/test_bot_golden.py``:
 what the bots knew when they decoded the observation planes (``view_from_observation``,
-formerly in ``agents/bots/greedy.py``, undoing the wall scaling). The bots now derive the same
-arrays from the seat view (``agents.bots.greedy.Seen``); the test checks they agree field by
+formerly in ``sichuan_agents/bots/greedy.py``, undoing the wall scaling). The bots now derive the
+same
+arrays from the seat view (``sichuan_agents.bots.greedy.Seen``); the test checks they agree field by
 field."""
 
 from __future__ import annotations
@@ -10,13 +11,13 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from sichuan_env import observation as ob
+from sichuan_env.seats import observation as ob
 
 MELD_COPIES = np.array([0, 3, 4], dtype=np.int8)
 
 
 def view_from_observation(observations: np.ndarray) -> SimpleNamespace:
-    """Decode observation planes (N, C, 27) of :func:`sichuan_env.observation.encode`."""
+    """Decode observation planes (N, C, 27) of :func:`sichuan_env.seats.observation.encode`."""
     obs = np.asarray(observations, np.float32)
     P = ob.PLANES
 

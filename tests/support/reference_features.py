@@ -1,4 +1,5 @@
-"""The numpy analysis planes of ``agents.training.features`` as they were before the compiled
+"""The numpy analysis planes of ``sichuan_agents.training.features`` as they were before the
+compiled
 kernels (commit 91128dd), kept as an independent reference for the differential tests.
 Batched over rows through ``hands.batch_shanten`` / ``batch_wait_mask``; not used by the
 package.
@@ -8,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sichuan_env import hands as hx
-from sichuan_env.observation import PLANES
-from sichuan_env.state import PHASE_NAMES
+from sichuan_env.core import hands as hx
+from sichuan_env.core.state import PHASE_NAMES
+from sichuan_env.seats.observation import PLANES
 
 N_FEATURE_PLANES = 4
 _HAND0 = PLANES["hand"][0]

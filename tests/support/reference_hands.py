@@ -1,12 +1,12 @@
 """The numpy implementation of the batched hand functions, kept as the tests' differential
-reference for the compiled kernels of ``sichuan_env.hand_kernels`` (which
-``sichuan_env.hands`` calls).
+reference for the compiled kernels of ``sichuan_env.core.hand_kernels`` (which
+``sichuan_env.core.hands`` calls).
 
 Same tables, other code: table lookups and array operations over the whole batch (no
 loop over hands), the shanten of suits holding melds by (max, +) convolutions of the
 segment tables, with :func:`_best_with_room` (a direct search over every complete suit
 within the copies left) as the check of those. ``tests/reference.py`` is the plain
-search both are compared with. Signatures follow ``sichuan_env.hands``.
+search both are compared with. Signatures follow ``sichuan_env.core.hands``.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from itertools import product
 
 import numpy as np
 
-from sichuan_env import hand_kernels as hk
-from sichuan_env.tables import N_CODES, complete_codes, load_tables
-from sichuan_env.vocab import MELD_KIND_TILES as _MELD_COPIES
-from sichuan_env.vocab import SUIT_OF
+from sichuan_env.core import hand_kernels as hk
+from sichuan_env.core.tables import N_CODES, complete_codes, load_tables
+from sichuan_env.core.vocab import MELD_KIND_TILES as _MELD_COPIES
+from sichuan_env.core.vocab import SUIT_OF
 
 
 class _Tables:
@@ -233,7 +233,7 @@ def _seg_lookup(t: _Tables, idx: np.ndarray) -> np.ndarray:
 
 def _best_melded(t: _Tables, code: np.ndarray, pat: np.ndarray, held: np.ndarray):
     """Exact per-suit cover for suits holding melds, from the segment tables (see
-    :func:`sichuan_env.tables.build_meld_tables`): (R,) suit codes, (R,) meld pattern ids,
+    :func:`sichuan_env.core.tables.build_meld_tables`): (R,) suit codes, (R,) meld pattern ids,
     (R,) 9-bit masks of the ranks held -> (R, 8) uint8, the same as
     :func:`_best_with_room` with room ``4 - copies in melds`` in every column a hand can
     use (m set blocks in a suit holding j melds only when m <= 4 - j; the tables skip
@@ -329,7 +329,7 @@ def batch_shanten(concealed: np.ndarray, meld_kind: np.ndarray, void: np.ndarray
     -> (B,) int8 shanten: -1 complete, 0 ready (a real wait exists), 1, 2, ...
 
     Exact (the four-copies limit included). Suits holding melds are looked up in the
-    segment tables of :func:`sichuan_env.tables.build_meld_tables`; hands with 1-4
+    segment tables of :func:`sichuan_env.core.tables.build_meld_tables`; hands with 1-4
     melds run at about a million hands/s, hands without melds several million."""
     t = _T or _load()
     c = np.asarray(concealed, dtype=np.int8)

@@ -1,6 +1,6 @@
 """The numpy observation encoder of sichuan-obs/1 as it was before the compiled kernels
 (commit 91128dd, the batched ``_fill`` path), kept as an independent reference for the
-differential tests of :mod:`sichuan_env.observation`. Vectorised over tables; not used by
+differential tests of :mod:`sichuan_env.seats.observation`. Vectorised over tables; not used by
 the package.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sichuan_env.state import CLAIM as PHASE_CLAIM
-from sichuan_env.state import (
+from sichuan_env.core.state import CLAIM as PHASE_CLAIM
+from sichuan_env.core.state import (
     CONCEALED_KONG,
     MELDED_KONG,
     POSTPONED_KONG,

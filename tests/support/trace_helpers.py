@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sichuan_env.tiles import N_KINDS, SUITS, parse_kinds, tile_str
+from sichuan_env.core.tiles import N_KINDS, SUITS, parse_kinds, tile_str
 
 # --------------------------------------------------------------------------- tiles
 
@@ -188,7 +188,7 @@ def start(
     ``voids`` maps a seat to its choice (``"void 9m"`` or ``"void s"``); a filler seat
     declares its missing suit with an indicator.
     """
-    from sichuan_env.game import Game
+    from sichuan_env.records.game import Game
 
     full = build_hands(hands, wall, dealer=dealer, filler_suits=filler_suits)
     g = Game.from_deal(hands=full, wall=wall, dealer=dealer, rules=rules)

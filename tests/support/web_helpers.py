@@ -15,10 +15,10 @@ import time
 import numpy as np
 import pytest
 
-from sichuan_env.rules import get_rules
-from sichuan_env.state import CLAIM, DONE, PHASE_NAMES, ROB, TURN
-from sichuan_env.tiles import N_KINDS, SUITS, tile_str
-from sichuan_env.vocab import MELD_NAMES, SEAT_WINDS
+from sichuan_env.core.rules import get_rules
+from sichuan_env.core.state import CLAIM, DONE, PHASE_NAMES, ROB, TURN
+from sichuan_env.core.tiles import N_KINDS, SUITS, tile_str
+from sichuan_env.core.vocab import MELD_NAMES, SEAT_WINDS
 
 uvicorn = pytest.importorskip("uvicorn", reason="the web extra is not installed")
 pytest.importorskip("starlette", reason="the web extra is not installed")
@@ -26,9 +26,9 @@ __all__ = ["LiveServer", "create_app", "expected_table", "make_config"]
 
 httpx = pytest.importorskip("httpx", reason="the web extra is not installed")
 
-from sichuan_env.web.app import WebConfig, create_app  # noqa: E402
-from sichuan_env.web.bots import BotSpec  # noqa: E402
-from sichuan_env.web.table import warm_up  # noqa: E402
+from sichuan_env.play.web.app import WebConfig, create_app  # noqa: E402
+from sichuan_env.play.web.bots import BotSpec  # noqa: E402
+from sichuan_env.play.web.table import warm_up  # noqa: E402
 
 
 def make_config(seats: list[str], seed: int | None = 11, rules: str = "mil",

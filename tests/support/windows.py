@@ -17,10 +17,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sichuan_env import engine
-from sichuan_env import engine_kernels as ek
-from sichuan_env.actions import PASS
-from sichuan_env.state import CLAIM, ROB, State
+from sichuan_env.core import engine
+from sichuan_env.core import engine_kernels as ek
+from sichuan_env.core.actions import PASS
+from sichuan_env.core.state import CLAIM, ROB, State
 
 from support.policies import biased
 

@@ -1,0 +1,306 @@
+"""One browser game: a deal of one human seat against three bots, and what the human sees.
+
+:class:`WebGame` owns a :class:`~sichuan_env.records.game.Game` and its bots
+(:class:`~sichuan_env.play.web.bots.GameBots`: agent objects of this game alone, reset at each
+deal, a time limit per decision and a fallback), and plays the bot seats whenever they
+are to act. Everything it hands out for the page is built by :func:`public_table` from
+the human seat's :class:`~sichuan_env.seats.view.SeatView` (plus the number of tiles each seat
+has standing, which every player at a table can count) and by
+:func:`~sichuan_env.records.public_log.public_moves`. A frame of the bots' moves is taken only at
+a state the human observes (:func:`sichuan_env.seats.view.unobserved`): a claim window that
+does not ask the human is never shown, its moves go into the frame of its outcome.
+
+Each deal is dealt from its own seed, drawn by the game's :class:`DealSeeds` (64 secret
+bits per deal, or a fixed sequence for reproducible local play); the seed is kept back
+until the deal is over, and then shows that deal only. The full record (every hand, the
+wall) is only given out once the deal is over (:meth:`WebGame.record`).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from sichuan_env.core.actions import action_from_str, action_to_str
+from sichuan_env.core.engine import IllegalActionError
+from sichuan_env.core.rules import Rules
+from sichuan_env.core.state import PHASE_NAMES
+from sichuan_env.core.tiles import N_KINDS, SUITS, tile_str
+from sichuan_env.core.vocab import MELD_NAMES, SEAT_WINDS
+from sichuan_env.play.web.bots import BotSpec, GameBots
+from sichuan_env.play.web.workers import BotWorkers
+from sichuan_env.records.game import Game
+from sichuan_env.records.public_log import payment_text, public_moves
+from sichuan_env.seats.view import SeatView, seat_view, unobserved
+
+__all__ = ["DealSeeds", "GameError", "WebGame", "public_moves", "public_table", "warm_up"]
+
+_ROW = np.zeros(1, np.intp)
+SEED_BITS = 64
+
+
+class GameError(ValueError):
+    """A request the game refuses; ``status`` is the HTTP status that fits it."""
+
+    def __init__(self, message: str, status: int = 409) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class DealSeeds:
+    """The seed of each deal of a game: ``fixed`` None draws every deal's seed
+    independently from :mod:`secrets` (64 bits), so that no finished deal tells anything
+    of the next; an int gives deal ``n`` the seed ``fixed + n`` (reproducible local play:
+    anyone who knows the seed knows every deal)."""
+
+    def __init__(self, fixed: int | None = None) -> None:
+        self.fixed = fixed
+
+    def seed(self, deal_number: int) -> int:
+        if self.fixed is not None:
+            return (self.fixed + deal_number) % 2**SEED_BITS
+        return secrets.randbits(SEED_BITS)
+
+
+def _tiles(counts: np.ndarray) -> list[str]:
+    return [tile_str(int(k)) for k in np.repeat(np.arange(N_KINDS), counts)]
+
+
+def public_table(view: SeatView, standing: Sequence[int], names: Sequence[str],
+                 legal: Sequence[str]) -> dict[str, Any]:
+    """The table as the viewer of the one-row ``view`` sees it, seats in absolute order.
+
+    ``standing``: tiles standing in each seat's hand (absolute order; a count anyone at the
+    table sees); ``names``: who plays each seat; ``legal``: the viewer's legal actions
+    (empty when it is not to act)."""
+    h = int(view.seat[0])
+    seats = []
+    for s in range(4):
+        r = (s - h) % 4
+        melds = [{"meld": MELD_NAMES[int(view.meld[0, r, k])], "tile": tile_str(int(k))}
+                 for k in np.flatnonzero(view.meld[0, r])]
+        void = int(view.void[0, r])
+        hu_tile = int(view.hu_tile[0, r])
+        seats.append({
+            "seat": s, "name": names[s], "you": s == h,
+            "wind": SEAT_WINDS[(s - (h + int(view.dealer[0])) % 4) % 4],
+            "standing": int(standing[s]),
+            "void": SUITS[void] if void >= 0 else None,
+            "melds": melds,
+            "river": [tile_str(int(k)) for k in view.river[0, r, :int(view.river_len[0, r])]],
+            "hu": bool(view.hu[0, r]),
+            "hu_tile": tile_str(hu_tile) if hu_tile >= 0 else None,
+            "score": int(view.scores[0, r]),
+        })
+    aside = int(view.set_aside[0])
+    drawn = int(view.drawn[0])
+    claim = int(view.claim_tile[0])
+    phase = PHASE_NAMES[int(view.phase[0])]
+    return {
+        "you": h,
+        "phase": phase,
+        "wall": int(view.wall_left[0]),
+        "dealer": (h + int(view.dealer[0])) % 4,
+        "active": None if phase == "done" else (h + int(view.active[0])) % 4,
+        "claim_tile": tile_str(claim) if claim >= 0 else None,
+        "hand": _tiles(view.hand[0]),
+        "drawn": tile_str(drawn) if drawn >= 0 else None,
+        "aside": tile_str(aside) if aside >= 0 else None,
+        "seats": seats,
+        "legal": sorted(legal),
+    }
+
+
+class WebGame:
+    """A human seat and three bots at one table, one deal at a time.
+
+    ``seats``: four entries in seat order, ``None`` for the human's seat and a
+    :class:`~sichuan_env.play.web.bots.BotSpec` for each bot seat (this game builds its own
+    agents from them); ``seeds`` the deals' seeds (default: secret draws). ``rules`` with
+    several deals per match are played one deal at a time. ``time_limit`` and
+    ``fallback``: see :class:`~sichuan_env.play.web.bots.GameBots`; ``label`` names the game
+    in the server's log; ``workers`` the worker processes of isolated bot seats."""
+
+    def __init__(self, seats: Sequence[BotSpec | None], rules: Rules,
+                 seeds: DealSeeds | None = None, *, time_limit: float = 10.0,
+                 fallback: str | None = "rules", label: str = "",
+                 workers: BotWorkers | None = None) -> None:
+        humans = [s for s, a in enumerate(seats) if a is None]
+        if len(seats) != 4 or len(humans) != 1:
+            raise ValueError("a web game needs four seats, exactly one of them the human's")
+        self.human = humans[0]
+        self.bots = GameBots(seats, time_limit=time_limit, fallback=fallback, label=label,
+                             workers=workers)
+        self.names = self.bots.names
+        # one deal at a time: a match of several deals would deal the next one inside a step
+        self.rules = rules if rules.deals_per_match == 1 else rules.replace(deals_per_match=1)
+        self.seeds = seeds or DealSeeds()
+        self.deal_number = -1
+        self.notices: list[str] = []
+        self.frames_at_start = self.new_deal()
+
+    # ------------------------------------------------------------------ playing
+    def new_deal(self) -> list[dict[str, Any]]:
+        """Deal the next deal (its own seed), reset the bots and play them up to the
+        human's first decision; returns the frames of the bots' moves (see :meth:`act`)."""
+        self.deal_number += 1
+        self.start(Game.new(self.seeds.seed(self.deal_number), self.rules))
+        return self._run_bots()
+
+    def start(self, game: Game) -> None:
+        """Begin ``game`` as this game's current deal (without playing the bots)."""
+        self.game = game
+        self.bots.reset()
+        self.step = 0
+        self.log: list[str] = []
+        self.notices = []
+        self._pending: list[str] = []
+
+    @property
+    def done(self) -> bool:
+        return self.game.done
+
+    def close(self) -> None:
+        """The game is dropped (expired): its bots' resources go."""
+        self.bots.close()
+
+    def _view(self) -> SeatView:
+        return seat_view(self.game.state, self.human, _ROW)
+
+    def _apply(self, action: int) -> dict[str, Any] | None:
+        """Play one decision; the frame of the moves the human learns, taken at the next
+        state the human observes (None: nothing to show yet)."""
+        g = self.game
+        before = self._view()
+        n_events, n_pay = len(g.events), len(g.payments)
+        g.play(action)
+        after = self._view()
+        lines = public_moves(g.events[n_events:], self.human, before, after)
+        lines += [payment_text(p, self.human) for p in g.payments[n_pay:]]
+        self._pending += lines
+        if not self._pending or (not g.done and unobserved(g.state, self.human)):
+            return None  # nothing new, or a window the human may not know is open
+        lines, self._pending = self._pending, []
+        self.log.extend(lines)
+        return {"moves": lines, "table": self.table(legal=False)}
+
+    def _run_bots(self) -> list[dict[str, Any]]:
+        frames = []
+        while not self.game.done and self.game.current_seat != self.human:
+            decision = self.bots.decide(self.game)
+            if decision.notice is not None:
+                self.notices.append(decision.notice)
+            frame = self._apply(decision.action)
+            if frame is not None:
+                frames.append(frame)
+        return frames
+
+    def act(self, step: Any, action: Any, deal: Any = None) -> list[dict[str, Any]]:
+        """Play the human's ``action`` (a string such as ``"discard 5m"``) at decision
+        number ``step`` of deal number ``deal`` (None: not checked), then the bots up to
+        the human's next decision. Returns one frame per observed state with visible
+        moves: ``{"moves": [...], "table": ...}``. Raises :class:`GameError` (and changes
+        nothing) for a malformed, stale or illegal request.
+
+        ``step`` counts the human's decisions in this deal only: a count of every decision
+        would tell how many claims the other seats passed on."""
+        for name, value in (("deal", deal), ("step", step)):
+            if (value is not None or name == "step") and (isinstance(value, bool)
+                                                           or not isinstance(value, int)):
+                raise GameError(f"'{name}' must be an integer, got {value!r}", 400)
+        if not isinstance(action, str):
+            raise GameError(f"'action' must be a string such as 'discard 5m', got {action!r}",
+                            400)
+        try:
+            a = action_from_str(action)
+        except ValueError as err:
+            raise GameError(str(err), 400) from None
+        if deal is not None and deal != self.deal_number:
+            raise GameError(f"stale deal {deal}: the game is at deal {self.deal_number}; "
+                            "reload the table")
+        if self.game.done:
+            raise GameError("the deal is over: start a new deal")
+        if step != self.step:
+            raise GameError(f"stale step {step}: the game is at step {self.step}; reload the "
+                            "table")
+        if self.game.current_seat != self.human:  # cannot happen between requests
+            raise GameError("it is not your turn")
+        legal = self.legal()
+        if action_to_str(a) not in legal:
+            raise GameError(f"illegal action {action_to_str(a)!r}; legal: {', '.join(legal)}",
+                            422)
+        try:
+            frame = self._apply(a)
+        except IllegalActionError as err:  # the mask said yes; keep the message if not
+            raise GameError(str(err), 422) from None
+        self.step += 1
+        self.notices = []
+        frames = [] if frame is None else [frame]
+        return frames + self._run_bots()
+
+    # ------------------------------------------------------------------ reading
+    def legal(self) -> list[str]:
+        """The human's legal actions now (empty when a bot is to act or the deal is over)."""
+        if self.game.done or self.game.current_seat != self.human:
+            return []
+        return self.game.legal()
+
+    def table(self, legal: bool = True) -> dict[str, Any]:
+        """The table from the human's seat (:func:`public_table`)."""
+        st = self.game.state
+        standing = [int(st.hand[0, s].sum()) for s in range(4)]
+        return public_table(self._view(), standing, self.names, self.legal() if legal else [])
+
+    def settlement(self) -> dict[str, Any] | None:
+        """The deal's result once it is over (None before): end, scores, payments and wins
+        as the human may know them (others' fans and face-down tiles left out), and this
+        deal's seed (it replays this deal and tells nothing of the next)."""
+        if not self.game.done:
+            return None
+        wins = []
+        for w in self.game.wins:
+            shown = w["seat"] == self.human or w["from"] is not None
+            wins.append({
+                "seat": w["seat"], "from": w["from"], "value": w["value"],
+                "tile": w["tile"] if shown else None,
+                "fans": w["fans"] if w["seat"] == self.human else None,
+            })
+        return {
+            "end": self.game.end, "scores": self.game.scores, "seed": self.game.record()["seed"],
+            "payments": [payment_text(p, self.human) for p in self.game.payments],
+            "wins": wins,
+        }
+
+    def state(self, frames: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """What the page gets: the table, the deal and step, the deal's public log, the
+        frames of the latest moves, the notices of bots that failed (a fallback played
+        for them), and the settlement once the deal is over."""
+        return {
+            "step": self.step, "deal": self.deal_number, "done": self.done,
+            "rules": self.rules.preset, "table": self.table(),
+            "log": list(self.log), "frames": frames or [], "notices": list(self.notices),
+            "settlement": self.settlement(),
+        }
+
+    def record(self) -> dict[str, Any]:
+        """The finished deal's ``sichuan-record/1`` record (every hand and the wall), with
+        the players' shown names under ``"players"``. Refused while the deal is on."""
+        if not self.game.done:
+            raise GameError("the record is given out when the deal is over")
+        rec = self.game.record()
+        rec["players"] = list(self.names)
+        return rec
+
+
+def warm_up(seats: Sequence[BotSpec | None], rules: Rules, seed: int = 0,
+            time_limit: float = 600.0) -> None:
+    """Play one deal with these bots (the human's moves: the first legal ones), so that the
+    compiled kernels are ready before the first browser asks (on a fresh checkout they
+    compile for about a minute) and a bot that fails is found before the server starts:
+    its error is raised (no fallback plays for it here)."""
+    game = WebGame(seats, rules, DealSeeds(seed), time_limit=time_limit, fallback=None)
+    while not game.done:
+        game.act(game.step, game.legal()[0])
