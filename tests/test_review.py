@@ -16,7 +16,7 @@ import agents.review as review_mod
 from agents.bots.rules_bot import RulesAgent
 from agents.review import Reviewer, decision_points, main, review_record
 from agents.search.agent import SearchAgent
-from sichuan_env.actions import ACTION_STRINGS, action_to_str
+from sichuan_env.actions import ACTION_STRINGS, HU, action_to_str
 from sichuan_env.game import Game
 from sichuan_env.records import read_jsonl, replay_steps, validate_record, write_jsonl
 from sichuan_env.state import State
@@ -102,6 +102,8 @@ def test_estimates_equal_the_search_agents_values(record):
     compared = 0
     for d in points:
         got = rv.review(d)
+        if d.state.legal_action_mask[0, HU]:  # the reviewer searches a Hu (test below)
+            continue
         agent = SearchAgent(seed, k=k, rules=rules)
         agent.rng = np.random.default_rng([seed, d.event])
         values: list = []
@@ -109,14 +111,55 @@ def test_estimates_equal_the_search_agents_values(record):
         view = seat_view(d.state, d.seat, [0])
         chosen = int(agent.act_batch(view, d.state.legal_action_mask[:1])[0])
         assert got["reviewer"] == ACTION_STRINGS[chosen]
-        if not values:  # a legal Hu declared without search
-            continue
         (cand, mean), = values
         by_action = {c["action"]: c["mean"] for c in got["candidates"]}
         for a, m in zip(cand, mean, strict=True):
             assert by_action[ACTION_STRINGS[a]] == round(float(m), 4)
         compared += 1
     assert compared >= 5
+
+
+# ----------------------------------------------------------------------------- loss and mistakes
+
+
+def test_a_cheap_hu_near_the_wall_end_follows_the_estimates():
+    """Record 36 of the test data: a seat declares a 1-point Hu on a discard with 4 tiles
+    left. Passing keeps its ready hand, which collects from the hands not ready at the
+    wall's end: the reviewer passes too, the Hu is a mistake, and the page says why."""
+    rec = read_jsonl(RECORDS)[36]
+    rv = Reviewer(rules=validate_record(rec), k=256, seed=0)
+    (d,) = [d for d in decision_points(rec, [0, 1, 2, 3])
+            if d.played == HU and d.phase == "claim" and int(d.state.wall_left[0]) <= 4]
+    got = rv.review(d)
+    means = {c["action"]: c["mean"] for c in got["candidates"]}
+    assert got["played"] == "hu" and got["best"] == "pass" == got["reviewer"]
+    assert means["pass"] > means["hu"]
+    assert got["loss"] == pytest.approx(means["pass"] - means["hu"], abs=2e-4)
+    assert got["mistake"] and got["loss"] > 2 * got["loss_se"]
+    assert "passing keeps a ready hand that collects at the wall's end" in got["why"]
+
+
+def test_loss_is_charged_against_the_best_estimate_only(record):
+    rules = validate_record(record)
+    got = review_record(record, [0, 1, 2, 3], Reviewer(rules=rules, k=16, seed=2))
+    decisions = got["decisions"]
+    assert len(decisions) > 40
+    for d in decisions:
+        means = {c["action"]: c["mean"] for c in d["candidates"]}
+        assert means[d["best"]] == max(means.values())
+        assert d["loss"] == pytest.approx(means[d["best"]] - means[d["played"]], abs=2e-4)
+        if d["played"] == d["best"]:
+            assert d["loss"] == 0 and d["loss_se"] == 0 and not d["mistake"]
+            assert d["why"] is None
+        assert d["mistake"] == (d["loss"] > 0 and d["loss"] > 2 * d["loss_se"])
+    s = got["summary"]
+    assert s["mistakes"] == sum(d["mistake"] for d in decisions) > 0
+    assert s["mistake_loss"] == pytest.approx(
+        sum(d["loss"] for d in decisions if d["mistake"]), abs=1e-3)
+    flagged = sorted((d["loss"] for d in decisions if d["mistake"]), reverse=True)
+    assert [c["loss"] for c in s["costliest"]] == flagged[:5]
+    # reviewer and played agree, best differs: the loss is still against the best
+    assert any(d["played"] == d["reviewer"] != d["best"] and d["loss"] > 0 for d in decisions)
 
 
 # ----------------------------------------------------------------------------- scripted mistakes
@@ -225,12 +268,12 @@ def into_visible_flush() -> tuple[dict, int]:
     return rec, hit[0]
 
 
-@pytest.mark.parametrize("make, played", [
-    (thrown_ready_hand, "discard 9p"),
-    (into_visible_flush, "discard 6s"),
-    (passed_self_drawn_hu, "discard 9p"),
+@pytest.mark.parametrize("make, played, why", [
+    (thrown_ready_hand, "discard 9p", "discard 9p breaks a ready hand"),
+    (into_visible_flush, "discard 6s", "6s completes another seat's hand in"),
+    (passed_self_drawn_hu, "discard 9p", "declaring Hu takes the win now"),
 ])
-def test_scripted_mistakes_are_flagged(make, played):
+def test_scripted_mistakes_are_flagged(make, played, why):
     rec, event = make()
     rv = Reviewer("search", rules=validate_record(rec), k=512, seed=0)
     (d,) = [d for d in decision_points(rec, [0]) if d.event == event]
@@ -239,6 +282,7 @@ def test_scripted_mistakes_are_flagged(make, played):
     assert got["best"] != played
     assert got["reviewer"] != played
     assert got["loss"] > 1.0 and got["loss"] > 5 * got["loss_se"], got
+    assert got["mistake"] and why in got["why"], got["why"]
 
 
 # ----------------------------------------------------------------------------- rules vs random
