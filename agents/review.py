@@ -81,13 +81,14 @@ from sichuan_env.records import (
     replay_steps,
     validate_record,
 )
-from sichuan_env.rules import Rules
+from sichuan_env.rules import PRESETS, Rules
 from sichuan_env.state import PHASE_NAMES, TURN, State
 from sichuan_env.view import SeatView, seat_view
 from sichuan_env.vocab import N_KINDS, SUITS
 
 __all__ = ["DEFAULT_AGENT", "DEFAULT_K", "FORMAT", "DecisionPoint", "Reviewer",
-           "decision_points", "review_part", "review_record", "summarize", "seat_table", "main"]
+           "UnknownPresetError", "decision_points", "is_mistake", "main", "review_part",
+           "review_record", "seat_table", "summarize", "why"]
 
 FORMAT = "sichuan-review/1"
 #: The default reviewer: the search agent (its candidates, its choice on the play-outs).
@@ -236,6 +237,10 @@ def why(view: SeatView, st: State, played: int, best: int,
     return None
 
 
+class UnknownPresetError(ValueError):
+    """A record whose rule preset this version does not know."""
+
+
 class Reviewer:
     """Estimates every candidate of a decision by play-outs from the deciding seat's view.
 
@@ -248,6 +253,10 @@ class Reviewer:
 
     def __init__(self, agent: str | Any = DEFAULT_AGENT, *, rules: Rules, k: int | None = None,
                  seed: int = 0, threads: int | None = None) -> None:
+        if rules.preset not in PRESETS:
+            raise UnknownPresetError(
+                f"the record's rule preset {rules.preset!r} is unknown (known: "
+                f"{', '.join(PRESETS)}): the agents of a review are made for a known preset")
         self.spec = agent if isinstance(agent, str) else getattr(agent, "name", repr(agent))
         self.agent = (make_agent(agent, seed=seed, preset=rules.preset)
                       if isinstance(agent, str) else agent)
@@ -582,6 +591,8 @@ def main(argv: list[str] | None = None) -> int:
                 got = review_record(rec, seats, reviewer, bar)
             except (RecordError, RecordMismatch) as err:
                 raise _UsageError(f"{a.records}: record {n} does not replay: {err}") from None
+            except UnknownPresetError as err:
+                raise _UsageError(f"{a.records}: record {n}: {err}") from None
             deals.append({"deal": n, "seed": rec.get("seed"), "agents": _record_agents(rec),
                           "reviewed_seats": seats,
                           "decisions": [dict(d, deal=n) for d in got["decisions"]],
@@ -617,7 +628,13 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         print(f"{prog}: error: cannot write: {err.strerror or err}", file=sys.stderr)
         return 2
-    _print_summary(doc, many, seconds)
+    try:
+        _print_summary(doc, many, seconds)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader left (``| head``): the files are written, stop
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
     return 0
 
 

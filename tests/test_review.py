@@ -361,6 +361,8 @@ def _bad_record_file(tmp_path: Path) -> Path:
     (["{records}", "--deals", "3-1", "--seat", "0"], "--deals"),
     (["{records}", "--deal", "0", "--seat", "0", "--k", "1"], "--k"),
     (["{short}", "--deal", "0", "--seat", "0"], "short wall"),
+    (["{unknown}", "--deal", "0", "--seat", "0"], "rule preset 'house-rules-7' is unknown"),
+    (["{unknown}", "--deal", "0", "--seat", "0", "--agent", "rules"], "record 0: the record's"),
 ])
 def test_cli_bad_input_one_line_exit_2(tmp_path, capsys, args, says):
     garbage = tmp_path / "garbage.jsonl"
@@ -370,11 +372,33 @@ def test_cli_bad_input_one_line_exit_2(tmp_path, capsys, args, says):
                         "1m2m3m4m5m6m1s2s3s4s5s6s7s"], "5m6m7m", dealer=0)
     _play(g, lambda g: None)
     write_jsonl([g.record()], short)
+    unknown = tmp_path / "unknown.jsonl"
+    rec = read_jsonl(RECORDS)[0]
+    rec["rules"]["preset"] = "house-rules-7"  # a label this version does not know
+    write_jsonl([rec], unknown)
     names = {"missing": str(tmp_path / "none.jsonl"), "records": str(RECORDS),
-             "short": str(short),
+             "short": str(short), "unknown": str(unknown),
              "bad": str(_bad_record_file(tmp_path)), "garbage": str(garbage)}
     argv = [a.format(**names) for a in args] + ["--json", str(tmp_path / "o.json"), "--quiet"]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and says in err, err
     assert not (tmp_path / "o.json").exists()
+
+
+def test_cli_output_into_a_closed_pipe_exits_quietly(tmp_path):
+    """``sichuan-review ... | head``: the reader has gone before the summary is printed."""
+    import os
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "agents.review", str(RECORDS), "--deals", "0-1", "--seat",
+           "all", "--agent", "rules", "--k", "2", "--quiet", "--json", str(tmp_path / "r.json")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + sys.path))
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # nobody reads the output
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert err == "", err
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["decisions"] > 0
