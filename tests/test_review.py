@@ -285,6 +285,31 @@ def test_scripted_mistakes_are_flagged(make, played, why):
     assert got["mistake"] and why in got["why"], got["why"]
 
 
+def test_the_rules_bot_keeps_four_of_a_kind_it_should_declare():
+    """A weakness of ``rules`` the review finds (docs/ladder.md): seat 0 draws the fourth
+    4m into a ready hand that uses all four in sequences (345m 456m 44m); the bot declares
+    a kong only when the shanten does not rise, so it keeps discarding while a concealed
+    kong, paid at once, is estimated clearly better."""
+    hand = "3m4m4m4m5m5m6m2p3p4p7p8p1s9s"
+    four = parse_kinds("4m")[0]
+    pool = list(np.random.default_rng(2).permutation(_rest(hand)))
+    pool.remove(four)
+    hands = [hand] + ["".join(tile_str(k) for k in pool[13 * i:13 * i + 13]) for i in range(3)]
+    wall = [int(k) for k in pool[39:]]
+    wall.insert(3, four)  # seat 0's first draw
+    g = Game.from_deal(hands, wall, dealer=0)
+    _play(g, lambda g: None)  # four rules bots
+    rec = g.record()
+    rv = Reviewer(rules=validate_record(rec), k=256, seed=0)
+    kong = [d for d in decision_points(rec, [0])
+            if d.state.legal_action_mask[0, ACTION_STRINGS.index("kong 4m")]]
+    assert len(kong) >= 3  # the kong stays on offer turn after turn
+    got = [rv.review(d) for d in kong[:3]]
+    for r in got:
+        assert r["played"].startswith("discard ") and r["best"] == "kong 4m", r
+        assert r["mistake"] and r["loss"] > 2.0 and "a kong is paid at once" in r["why"]
+
+
 # ----------------------------------------------------------------------------- rules vs random
 
 
