@@ -22,24 +22,34 @@ every decision of the seat with more than one legal action the review
    candidate's estimated points for the seat at the end of the deal are the mean over the
    samples, with its standard error;
 4. reports the action played, the reviewer's choice (``--agent``: a search agent chooses
-   on these very play-outs, as it would in play; another agent is asked for its action),
-   the best candidate (highest mean) and the *loss*: best mean minus the played action's
-   mean, with the standard error of that paired difference (the candidates share the
-   samples and the rollout randomness).
+   on these very play-outs, as it would in play, except that a legal Hu is weighed like
+   any other decision; another agent is asked for its action), the best candidate
+   (highest mean) and the *loss*: best mean minus the played action's mean, with the
+   standard error of that paired difference (the candidates share the samples and the
+   rollout randomness). The loss is never measured against the reviewer's choice: an
+   action played that is the best estimate has none;
+5. flags the decision as a ``mistake`` when the loss is above :data:`MISTAKE_Z` standard
+   errors, and gives ``why`` in one line where a simple reason shows (:func:`why`).
+
+A decision's ``step`` is the deal's step that applies it: the number the replay viewer
+shows on the page of every hand and on the seat's page alike.
 
 Each decision's samples come from a generator seeded with ``(seed, event index)``, so a
 review is reproducible and does not depend on which other decisions are reviewed.
 
 The JSON (``sichuan-review/1``) holds every reviewed decision and a ``summary``:
-``decisions``, ``total_loss``, ``loss_per_decision``, ``agreement`` (share of decisions
-where the played action is the reviewer's choice) and ``costliest`` (the five largest
-losses). With ``--deals A-B`` (many deals, JSON only) it also holds ``table``: one row per
-seat and the agent that played it (from an arena record's ``arena.agents``), so that a bot
-author sees where a bot loses points against the reviewer over many deals. The HTML is the
-replay viewer's page (:mod:`sichuan_env.viewer`) with the review beside each decision.
+``decisions``, ``total_loss``, ``loss_per_decision``, ``mistakes``, ``mistake_loss``,
+``agreement`` (share of decisions where the played action is the reviewer's choice) and
+``costliest`` (the five largest mistakes). With ``--deals A-B`` (many deals, JSON only)
+it also holds ``table``: one row per seat and the agent that played it (from an arena
+record's ``arena.agents``), so that a bot author sees where a bot loses points against the
+reviewer over many deals. The HTML is the replay viewer's page (:mod:`sichuan_env.viewer`)
+with the review beside each decision.
 
-Exit status: 0 written; 2 bad arguments, an unreadable file, a record that does not
-replay, or an agent that cannot be built (one line on stderr).
+Exit status: 0 written (also when the reader of the printed summary has gone, ``|
+head``); 2 bad arguments, an unreadable file, a record that does not replay or names a
+rule preset this version does not know, or an agent that cannot be built (one line on
+stderr).
 """
 
 from __future__ import annotations
