@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,7 +36,7 @@ from sichuan_env.records import read_jsonl, validate_record  # noqa: E402
 BOOTSTRAP = 4000
 
 
-def _range(text: str, n: int) -> list[int]:
+def _range(text: str | None, n: int) -> list[int]:
     if text is None:
         return list(range(n))
     a, _, b = text.partition("-")
@@ -102,8 +103,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--report", action="store_true", help="only print the table")
     a = p.parse_args(argv)
     agents = a.agents.split(",")
-    if len(agents) != 4 or a.deals < 4 or a.deals % 4:
-        print("error: four agents and a multiple of 4 deals are needed", file=sys.stderr)
+    if len(agents) != 4 or a.deals < 4 or a.deals % 4 or a.k < 2:
+        print("error: four agents, a multiple of 4 deals and --k >= 2 are needed",
+              file=sys.stderr)
+        return 2
+    try:
+        wanted = _range(a.only, a.deals)
+    except ValueError:
+        print(f"error: --only must be N or A-B, got {a.only!r}", file=sys.stderr)
         return 2
     folder = Path(a.dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -116,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     records = read_jsonl(path)
     settings = {"k": a.k, "seed": 0, "records_seed": a.seed}
     if not a.report:
-        for n in _range(a.only, len(records)):
+        for n in [n for n in wanted if n < len(records)]:
             out = folder / f"deal-{n}.json"
             if out.exists() and json.loads(out.read_text()).get("settings") == settings:
                 continue
@@ -141,10 +148,14 @@ def main(argv: list[str] | None = None) -> int:
     if not done:
         print("no deal reviewed yet")
         return 0
-    print(report(done, agents))
     cpu = sum(d["cpu_s"] for d in done)
     wall = sum(d["wall_s"] for d in done)
-    print(f"review time: {cpu:.0f} s CPU, {wall:.0f} s wall over {len(done)} deals")
+    try:
+        print(report(done, agents))
+        print(f"review time: {cpu:.0f} s CPU, {wall:.0f} s wall over {len(done)} deals")
+        sys.stdout.flush()
+    except BrokenPipeError:  # | head: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -331,6 +331,31 @@ def test_rules_seat_loses_less_than_random(tmp_path):
     assert np.mean(loss["rules"]) < np.mean(loss["random"]) / 2
 
 
+def test_review_order_report_pairs_the_walls():
+    """benchmarks/review_order.py: loss per decision per agent, summed over each wall's
+    four rotations, and the differences of neighbours."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("review_order",
+                                                  ROOT / "benchmarks" / "review_order.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    agents = ["a", "b", "c", "d"]
+    deals = []
+    for n in range(8):  # two walls; agent a loses 1.0 per decision, b 0.5, c and d 0
+        seats = [agents[(s - n) % 4] for s in range(4)]
+        loss = {"a": 1.0, "b": 0.5, "c": 0.0, "d": 0.0}
+        deals.append({"deal": n, "wall": n // 4, "agents": seats, "decisions": [
+            {"seat": s, "loss": loss[seats[s]], "mistake": loss[seats[s]] > 0.6}
+            for s in range(4) for _ in range(1 + s)]})
+    text = mod.report(deals, agents)
+    rows = {line.split()[0]: line.split() for line in text.splitlines()[2:6]}
+    assert [float(rows[x][2]) for x in agents] == [1.0, 0.5, 0.0, 0.0]
+    assert int(rows["a"][1]) == 8 * 10 // 4  # each agent sits once at each seat per wall
+    assert [float(rows[x][7]) for x in agents] == [1.0, 0.0, 0.0, 0.0]  # mistake loss
+    assert "a - b: loss/decision +0.500" in text and "c - d: loss/decision +0.000" in text
+
+
 # ----------------------------------------------------------------------------- command line
 
 
