@@ -23,24 +23,34 @@ every decision of the seat with more than one legal action the review
    candidate's estimated points for the seat at the end of the deal are the mean over the
    samples, with its standard error;
 4. reports the action played, the reviewer's choice (``--agent``: a search agent chooses
-   on these very play-outs, as it would in play; another agent is asked for its action),
-   the best candidate (highest mean) and the *loss*: best mean minus the played action's
-   mean, with the standard error of that paired difference (the candidates share the
-   samples and the rollout randomness).
+   on these very play-outs, as it would in play, except that a legal Hu is weighed like
+   any other decision; another agent is asked for its action), the best candidate
+   (highest mean) and the *loss*: best mean minus the played action's mean, with the
+   standard error of that paired difference (the candidates share the samples and the
+   rollout randomness). The loss is never measured against the reviewer's choice: an
+   action played that is the best estimate has none;
+5. flags the decision as a ``mistake`` when the loss is above :data:`MISTAKE_Z` standard
+   errors, and gives ``why`` in one line where a simple reason shows (:func:`why`).
+
+A decision's ``step`` is the deal's step that applies it: the number the replay viewer
+shows on the page of every hand and on the seat's page alike.
 
 Each decision's samples come from a generator seeded with ``(seed, event index)``, so a
 review is reproducible and does not depend on which other decisions are reviewed.
 
 The JSON (``sichuan-review/1``) holds every reviewed decision and a ``summary``:
-``decisions``, ``total_loss``, ``loss_per_decision``, ``agreement`` (share of decisions
-where the played action is the reviewer's choice) and ``costliest`` (the five largest
-losses). With ``--deals A-B`` (many deals, JSON only) it also holds ``table``: one row per
-seat and the agent that played it (from an arena record's ``arena.agents``), so that a bot
-author sees where a bot loses points against the reviewer over many deals. The HTML is the
-replay viewer's page (:mod:`sichuan_env.records.viewer`) with the review beside each decision.
+``decisions``, ``total_loss``, ``loss_per_decision``, ``mistakes``, ``mistake_loss``,
+``agreement`` (share of decisions where the played action is the reviewer's choice) and
+``costliest`` (the five largest mistakes). With ``--deals A-B`` (many deals, JSON only)
+it also holds ``table``: one row per seat and the agent that played it (from an arena
+record's ``arena.agents``), so that a bot author sees where a bot loses points against the
+reviewer over many deals. The HTML is the replay viewer's page (:mod:`sichuan_env.records.viewer`)
+with the review beside each decision.
 
-Exit status: 0 written; 2 bad arguments, an unreadable file, a record that does not
-replay, or an agent that cannot be built (one line on stderr).
+Exit status: 0 written (also when the reader of the printed summary has gone, ``|
+head``); 2 bad arguments, an unreadable file, a record that does not replay or names a
+rule preset this version does not know, or an agent that cannot be built (one line on
+stderr).
 """
 
 from __future__ import annotations
@@ -58,13 +68,24 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from sichuan_agents.bots.greedy import Seen, shanten
 from sichuan_agents.search.agent import SearchAgent
+from sichuan_agents.search.candidates import suit_of_void_action
 from sichuan_agents.search.rollout import play_out
 from sichuan_env.core import engine
-from sichuan_env.core.actions import ACTION_STRINGS, HU
-from sichuan_env.core.rules import Rules
+from sichuan_env.core.actions import (
+    ACTION_STRINGS,
+    DISCARD,
+    HU,
+    KONG,
+    MELDED_KONG,
+    PASS,
+    PUNG,
+    VOID_TILE,
+)
+from sichuan_env.core.rules import PRESETS, Rules
 from sichuan_env.core.state import PHASE_NAMES, TURN, State
-from sichuan_env.core.vocab import N_KINDS
+from sichuan_env.core.vocab import N_KINDS, SUITS
 from sichuan_env.records.record import (
     RecordError,
     RecordMismatch,
@@ -74,10 +95,11 @@ from sichuan_env.records.record import (
     validate_record,
 )
 from sichuan_env.seats.agent import AgentSpecError, agent_input, agents_help, make_agent, parse_spec
-from sichuan_env.seats.view import seat_view
+from sichuan_env.seats.view import SeatView, seat_view
 
 __all__ = ["DEFAULT_AGENT", "DEFAULT_K", "FORMAT", "DecisionPoint", "Reviewer",
-           "decision_points", "review_part", "review_record", "summarize", "seat_table", "main"]
+           "UnknownPresetError", "decision_points", "is_mistake", "main", "review_part",
+           "review_record", "seat_table", "summarize", "why"]
 
 FORMAT = "sichuan-review/1"
 #: The default reviewer: the search agent (its candidates, its choice on the play-outs).
@@ -87,6 +109,10 @@ DEFAULT_AGENT = "search"
 DEFAULT_K = 256
 #: Decisions listed in a summary's ``costliest``.
 COSTLIEST = 5
+#: A decision is a mistake when its loss is above this many standard errors.
+MISTAKE_Z = 2.0
+#: Tiles left in the wall at which a ready hand's collection at the wall's end is near.
+WALL_END = 12
 
 
 @dataclass
@@ -136,6 +162,96 @@ def _stats(pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pts.mean(0), se
 
 
+def is_mistake(loss: float, loss_se: float) -> bool:
+    """A decision is a mistake when its loss is significant: above ``MISTAKE_Z`` standard
+    errors of the paired difference (and above 0)."""
+    return bool(loss > 0 and loss > MISTAKE_Z * loss_se)
+
+
+def _shanten_after(seen: Seen, a: int) -> int | None:
+    """The seat's shanten after action ``a`` (a discard, a pass or a pung; else None)."""
+    hand = seen.hand[0].astype(np.int8).copy()
+    meld = seen.own_meld[0].astype(np.int8).copy()
+    if DISCARD <= a < VOID_TILE:
+        hand[a - DISCARD] -= 1
+    elif a == PUNG and seen.claim_tile[0] >= 0:
+        t = int(seen.claim_tile[0])
+        hand[t] -= 2
+        meld[t] = 1
+    elif a != PASS:
+        return None
+    if (hand < 0).any():
+        return None
+    return int(shanten(hand[None], meld[None], seen.own_void[:1])[0])
+
+
+def _is_kong(a: int) -> bool:
+    return KONG <= a < PUNG or a == MELDED_KONG
+
+
+def _deal_in(st: State, seat: int, kind: int) -> float:
+    """The share of the samples in which a seat still playing waits on ``kind``."""
+    others = [s for s in range(4) if s != seat]
+    waits = st.waits[:, others].astype(np.int64)
+    hit = ((waits >> kind) & 1).astype(bool) & ~st.hu[:, others]
+    return float(hit.any(1).mean())
+
+
+def why(view: SeatView, st: State, played: int, best: int,
+        means: dict[int, float]) -> str | None:
+    """One line on why ``best`` is estimated above ``played``, where a simple reason
+    shows (from the seat's view and the sampled deals only); None otherwise."""
+    if played == best:
+        return None
+    seen = Seen(view)
+    wall = int(view.wall_left[0])
+    name = ACTION_STRINGS[best]
+    if played == HU:
+        ready = ((best == PASS and int(view.phase[0]) != TURN)
+                 or (DISCARD <= best < VOID_TILE and _shanten_after(seen, best) == 0))
+        if not ready:
+            return None
+        verb = "passing" if best == PASS else f"{name} instead"
+        if wall <= WALL_END:
+            return (f"{verb} keeps a ready hand that collects at the wall's end ({wall} "
+                    f"tiles left), worth more than this Hu ({means[best]:+.2f} against "
+                    f"{means[HU]:+.2f})")
+        return (f"{verb} keeps a ready hand in play for a larger win ({means[best]:+.2f} "
+                f"against {means[HU]:+.2f} for this Hu)")
+    if best == HU:
+        return (f"declaring Hu takes the win now ({means[HU]:+.2f} against "
+                f"{means[played]:+.2f})")
+    if _is_kong(best) and not _is_kong(played):
+        return f"{name}: a kong is paid at once and draws a replacement tile"
+    if DISCARD <= played < VOID_TILE and DISCARD <= best < VOID_TILE:
+        p_in = _deal_in(st, int(view.seat[0]), played - DISCARD)
+        b_in = _deal_in(st, int(view.seat[0]), best - DISCARD)
+        if p_in >= 0.05 and p_in >= 3 * b_in + 0.02:
+            return (f"{ACTION_STRINGS[played].split()[1]} completes another seat's hand in "
+                    f"{100 * p_in:.0f}% of the sampled deals, "
+                    f"{ACTION_STRINGS[best].split()[1]} in {100 * b_in:.0f}%")
+    sp, sb = _shanten_after(seen, played), _shanten_after(seen, best)
+    if sp is not None and sb is not None and sp > sb:
+        if sb == 0:
+            return f"{ACTION_STRINGS[played]} breaks a ready hand; {name} keeps it ready"
+        return (f"{name} keeps the hand closer to ready ({sb} tile{'s' * (sb > 1)} from "
+                f"ready instead of {sp})")
+    if played >= VOID_TILE and played < KONG and best >= VOID_TILE and best < KONG:
+        hand = seen.hand[0].astype(np.int64)
+        if seen.set_aside[0] >= 0:
+            hand[int(seen.set_aside[0])] += 1
+        per = [int(hand[9 * s:9 * s + 9].sum()) for s in range(3)]
+        sp_, sb_ = (int(suit_of_void_action(np.array([a]))[0]) for a in (played, best))
+        if per[sb_] < per[sp_]:
+            return (f"void {SUITS[sb_]} leaves {per[sb_]} tiles to shed instead of "
+                    f"{per[sp_]}")
+    return None
+
+
+class UnknownPresetError(ValueError):
+    """A record whose rule preset this version does not know."""
+
+
 class Reviewer:
     """Estimates every candidate of a decision by play-outs from the deciding seat's view.
 
@@ -148,6 +264,10 @@ class Reviewer:
 
     def __init__(self, agent: str | Any = DEFAULT_AGENT, *, rules: Rules, k: int | None = None,
                  seed: int = 0, threads: int | None = None) -> None:
+        if rules.preset not in PRESETS:
+            raise UnknownPresetError(
+                f"the record's rule preset {rules.preset!r} is unknown (known: "
+                f"{', '.join(PRESETS)}): the agents of a review are made for a known preset")
         self.spec = agent if isinstance(agent, str) else getattr(agent, "name", repr(agent))
         self.agent = (make_agent(agent, seed=seed, preset=rules.preset)
                       if isinstance(agent, str) else agent)
@@ -190,9 +310,8 @@ class Reviewer:
         bot_hu = np.where(masks[:, HU], HU, bot)
         prior = bot_hu if est.prior is est.bot else est.prior.act_batch(view, masks)
         theirs = est.candidates(view, masks, prior, bot)[0]
-        if self.agent is est:  # the search agent's choice on these play-outs, as in play
-            searched = ((not hu or (est.hu == "search" and int(view.phase[0]) != TURN))
-                        and not (est.departures == "play" and prior[0] != bot_hu[0]))
+        if self.agent is est:  # the search agent's choice on these play-outs, a Hu too
+            searched = not (est.departures == "play" and prior[0] != bot_hu[0])
             choice = None if searched else int(prior[0])
         else:
             choice = int(self.agent.act_batch(agent_input(self.agent, d.state, d.seat,
@@ -222,32 +341,39 @@ class Reviewer:
         best = int(np.argmax(mean))
         p = kept.index(d.played)
         diff = pts[:, best] - pts[:, p]
+        loss = float(diff.mean())
         loss_se = float(diff.std(ddof=1) / np.sqrt(k)) if k > 1 else 0.0
         cands = [{"action": ACTION_STRINGS[a], "mean": round(float(mean[j]), 4),
                   "se": round(float(se[j]), 4)} for j, a in enumerate(kept)]
+        means = {a: float(mean[j]) for j, a in enumerate(kept)}
         return {
             "event": d.event, "step": d.step, "seat": d.seat, "phase": d.phase,
             "legal": d.n_legal, "played": ACTION_STRINGS[d.played],
             "reviewer": ACTION_STRINGS[choice], "best": ACTION_STRINGS[kept[best]],
-            "loss": round(float(diff.mean()), 4), "loss_se": round(loss_se, 4),
+            "loss": round(loss, 4), "loss_se": round(loss_se, 4),
+            "mistake": is_mistake(loss, loss_se),
+            "why": why(view, st, d.played, kept[best], means),
             "samples": k, "candidates": cands,
         }
 
 
 def summarize(decisions: list[dict[str, Any]]) -> dict[str, Any]:
-    """``decisions``, ``total_loss``, ``loss_per_decision``, ``agreement`` and the
-    ``costliest`` five of reviewed decisions."""
+    """``decisions``, ``total_loss``, ``loss_per_decision``, ``mistakes`` (decisions with
+    a significant loss), ``mistake_loss`` (their loss), ``agreement`` and the
+    ``costliest`` five mistakes of reviewed decisions."""
     n = len(decisions)
     total = float(sum(d["loss"] for d in decisions))
     agree = sum(d["played"] == d["reviewer"] for d in decisions)
-    worst = sorted(decisions, key=lambda d: (-d["loss"], d.get("deal", 0), d["event"]))
-    keys = ("deal", "event", "step", "seat", "played", "best", "loss", "loss_se")
+    wrong = [d for d in decisions if d["mistake"]]
+    worst = sorted(wrong, key=lambda d: (-d["loss"], d.get("deal", 0), d["event"]))
+    keys = ("deal", "event", "step", "seat", "played", "best", "loss", "loss_se", "why")
     return {
         "decisions": n, "total_loss": round(total, 4),
         "loss_per_decision": round(total / n, 4) if n else 0.0,
+        "mistakes": len(wrong),
+        "mistake_loss": round(float(sum(d["loss"] for d in wrong)), 4),
         "agreement": round(agree / n, 4) if n else None,
-        "costliest": [{key: d[key] for key in keys if key in d}
-                      for d in worst[:COSTLIEST] if d["loss"] > 0],
+        "costliest": [{key: d[key] for key in keys if key in d} for d in worst[:COSTLIEST]],
     }
 
 
@@ -303,7 +429,7 @@ def seat_table(deals: list[dict[str, Any]]) -> list[dict[str, Any]]:
         table.append({"seat": s, "agent": agent, "deals": counts[(s, agent)],
                       "decisions": sm["decisions"], "total_loss": sm["total_loss"],
                       "loss_per_decision": sm["loss_per_decision"],
-                      "agreement": sm["agreement"]})
+                      "mistakes": sm["mistakes"], "agreement": sm["agreement"]})
     return table
 
 
@@ -476,6 +602,8 @@ def main(argv: list[str] | None = None) -> int:
                 got = review_record(rec, seats, reviewer, bar)
             except (RecordError, RecordMismatch) as err:
                 raise _UsageError(f"{a.records}: record {n} does not replay: {err}") from None
+            except UnknownPresetError as err:
+                raise _UsageError(f"{a.records}: record {n}: {err}") from None
             deals.append({"deal": n, "seed": rec.get("seed"), "agents": _record_agents(rec),
                           "reviewed_seats": seats,
                           "decisions": [dict(d, deal=n) for d in got["decisions"]],
@@ -511,7 +639,13 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         print(f"{prog}: error: cannot write: {err.strerror or err}", file=sys.stderr)
         return 2
-    _print_summary(doc, many, seconds)
+    try:
+        _print_summary(doc, many, seconds)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader left (``| head``): the files are written, stop
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
     return 0
 
 
@@ -520,18 +654,20 @@ def _print_summary(doc: dict[str, Any], many: bool, seconds: float) -> None:
     agree = "-" if s["agreement"] is None else f"{100 * s['agreement']:.0f}%"
     print(f"{s['decisions']} decisions reviewed by {doc['reviewer']} (k={doc['estimator']['k']})"
           f" in {seconds:.1f} s: estimated loss {s['total_loss']:.2f} points "
-          f"({s['loss_per_decision']:.3f} per decision), agreement {agree}")
+          f"({s['loss_per_decision']:.3f} per decision), {s['mistakes']} mistakes "
+          f"(loss above {MISTAKE_Z:g} standard errors), agreement {agree}")
     if many:
         print(f"{'seat':>4}  {'agent':<24} {'deals':>5} {'decisions':>9} {'loss/decision':>13} "
-              f"{'agreement':>9}")
+              f"{'mistakes':>8} {'agreement':>9}")
         for r in doc["table"]:
             ag = "-" if r["agreement"] is None else f"{100 * r['agreement']:.0f}%"
             print(f"{r['seat']:>4}  {r['agent']:<24} {r['deals']:>5} {r['decisions']:>9} "
-                  f"{r['loss_per_decision']:>13.3f} {ag:>9}")
+                  f"{r['loss_per_decision']:>13.3f} {r['mistakes']:>8} {ag:>9}")
     else:
         for c in s["costliest"]:
-            print(f"  event {c['event']} (step {c['step']}), seat {c['seat']}: played "
-                  f"{c['played']}, best {c['best']}: loss {c['loss']:.2f} ± {c['loss_se']:.2f}")
+            print(f"  step {c['step']} (event {c['event']}), seat {c['seat']}: played "
+                  f"{c['played']}, best {c['best']}: loss {c['loss']:.2f} ± {c['loss_se']:.2f}"
+                  + (f": {c['why']}" if c.get("why") else ""))
 
 
 if __name__ == "__main__":

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from sichuan_agents.review import Reviewer, review_record
+from sichuan_agents.review import main as review_main
 from sichuan_env.records.record import read_jsonl, validate_record
+from sichuan_env.records.viewer import build_frames, review_data, write_replay
 from sichuan_env.records.viewer import main as viewer_main
-from sichuan_env.records.viewer import review_data, write_replay
 
 from support.browser import ARTIFACTS
 
@@ -39,8 +40,30 @@ def test_review_data_keeps_the_viewers_own_decisions(reviewed):
     assert len(seat1["costliest"]) <= 5
     losses = [c["loss"] for c in seat1["costliest"]]
     assert losses == sorted(losses, reverse=True) and all(x > 0 for x in losses)
+    mistakes = {d["event"] for d in doc["decisions"] if d["seat"] == 1 and d["mistake"]}
+    assert {c["event"] for c in seat1["costliest"]} <= mistakes  # only significant losses
     with pytest.raises(ValueError, match="sichuan-review/1"):
         review_data({"nope": 1})
+
+
+def test_one_step_numbering_in_the_review_and_both_pages(reviewed, tmp_path, capsys):
+    """The review's ``step`` of a decision is the step at which the page of every hand and
+    the seat's page (which leaves out windows that did not ask the seat) show it; the
+    command line prints the same number."""
+    rec, doc = reviewed
+    for viewer in (None, 1, 2):
+        frames = build_frames(rec, viewer)
+        step_of = {i: f["step"] for f in frames for i in f["events"]}
+        mine = [d for d in doc["decisions"] if viewer is None or d["seat"] == viewer]
+        assert mine and all(step_of[d["event"]] == d["step"] for d in mine)
+    seat1 = build_frames(rec, 1)
+    assert len(seat1) < len(build_frames(rec))  # the seat's page skips steps
+    assert review_main([str(RECORDS), "--deal", "1", "--seat", "1", "--k", "16", "--quiet",
+                        "--json", str(tmp_path / "r.json")]) == 0
+    printed = re.findall(r"step (\d+) \(event (\d+)\)", capsys.readouterr().out)
+    assert printed
+    step_of = {i: f["step"] for f in seat1 for i in f["events"]}
+    assert all(step_of[int(e)] == int(s) for s, e in printed)
 
 
 def test_viewer_command_takes_a_review(reviewed, tmp_path, capsys):
@@ -74,17 +97,17 @@ def test_review_page_in_chromium(browser, reviewed, tmp_path):
             if not r.url.startswith(("file:", "data:")) else None)
     page.goto(out.as_uri())
     assert "no reviewed decision" in page.inner_text("#review")
-    # the page's steps: a seat's view leaves out the windows that did not ask it
-    at = page.evaluate("() => JSON.parse(document.getElementById('frames').textContent)"
-                       ".map(f => f.events)")
-
-    def step_of(event: int) -> int:
-        return next(k for k, evs in enumerate(at) if event in evs)
-
-    for d in mine[:6]:
-        page.goto(out.as_uri() + f"#{step_of(d['event'])}")
+    for d in mine[:6]:  # the address names the review's step
+        page.goto(out.as_uri() + f"#{d['step']}")
         page.reload()
+        assert page.get_attribute("#frame", "data-step") == str(d["step"])
+        assert page.inner_text("#pos").startswith(f"step {d['step']} / ")
         assert page.get_attribute("#review", "data-event") == str(d["event"])
+        assert page.get_attribute("#review", "data-mistake") == ("1" if d["mistake"] else "0")
+        why = page.locator("#review-why")
+        assert why.count() == (1 if d["why"] else 0)
+        if d["why"]:
+            assert why.inner_text() == "why: " + d["why"]
         rows = page.eval_on_selector_all("#review .cand", """els => els.map(e => ({
             action: e.dataset.action, mean: +e.dataset.mean, se: +e.dataset.se,
             cls: e.className, marks: [...e.querySelectorAll('.mark')].map(m => m.textContent),
@@ -106,11 +129,12 @@ def test_review_page_in_chromium(browser, reviewed, tmp_path):
     # the costliest buttons jump to their steps
     page.goto(out.as_uri())
     buttons = page.locator("#costliest button")
-    worst = sorted((d for d in mine if d["loss"] > 0), key=lambda d: -d["loss"])[:5]
+    worst = sorted((d for d in mine if d["mistake"]), key=lambda d: -d["loss"])[:5]
     assert buttons.count() == len(worst) > 0
     for i, d in enumerate(worst):
+        assert buttons.nth(i).inner_text().startswith(f"step {d['step']}: ")
         buttons.nth(i).click()
-        assert page.get_attribute("#frame", "data-step") == str(step_of(d["event"]))
+        assert page.get_attribute("#frame", "data-step") == str(d["step"])
         assert page.get_attribute("#review", "data-event") == str(d["event"])
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "review-seat1.png"), full_page=True)

@@ -16,7 +16,7 @@ from test_viewer import engine_states
 
 from sichuan_env.core.tiles import N_KINDS, tile_str
 from sichuan_env.records.record import read_jsonl
-from sichuan_env.records.viewer import write_replay
+from sichuan_env.records.viewer import build_frames, write_replay
 from sichuan_env.seats.view import unobserved
 
 from support.browser import ARTIFACTS
@@ -41,7 +41,8 @@ class Page:
         self.page = page
 
     def step(self) -> int:
-        return int(self.page.get_attribute("#frame", "data-step"))
+        """The place of the frame shown (data-step is the deal's step number)."""
+        return int(self.page.get_attribute("#frame", "data-index"))
 
     def shown(self) -> dict:
         """What the page shows now, read from the SVG drawn in the page."""
@@ -58,15 +59,17 @@ class Page:
         }""")
 
 
-def _check(page: Page, states: list, viewer: int | None) -> None:
+def _check(page: Page, states: list, viewer: int | None, numbers: list[int]) -> None:
     k = page.step()
     state = states[k]
     shown = page.shown()
+    # the deal's step numbers, as in the page of every hand and in a review
+    assert page.page.get_attribute("#frame", "data-step") == str(numbers[k])
+    assert shown["pos"].startswith(f"step {numbers[k]} / {numbers[-1]}")
     wall = int(state.wall_left[0])
     assert shown["wall"] == shown["frameWall"] == wall and shown["wallText"] == f"wall {wall}"
     scores = [int(x) for x in state.scores[0]]
     assert shown["scores"] == ",".join(map(str, scores))
-    assert shown["pos"].startswith(f"step {k} / {len(states) - 1}")
     for s in shown["seats"]:
         seat = s["seat"]
         assert s["score"] == scores[seat] and s["shownScore"] == f"score {scores[seat]:+d}"
@@ -85,6 +88,7 @@ def test_replay_page_in_chromium(browser, record, tmp_path: Path, viewer) -> Non
     last = len(states) - 1
     out = tmp_path / "replay.html"
     write_replay(record, out, viewer=viewer, title="browser test")
+    numbers = [f["step"] for f in build_frames(record, viewer)]
     page = browser.new_page(viewport={"width": 1300, "height": 950})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -93,17 +97,17 @@ def test_replay_page_in_chromium(browser, record, tmp_path: Path, viewer) -> Non
     page.goto(out.as_uri())
     p = Page(page)
     assert p.step() == 0
-    _check(p, states, viewer)
+    _check(p, states, viewer, numbers)
     for _ in range(5):  # the next button
         page.click("#next")
     assert p.step() == 5
-    _check(p, states, viewer)
+    _check(p, states, viewer, numbers)
     page.click("#prev")
     assert p.step() == 4
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     assert p.step() == 6
-    _check(p, states, viewer)
+    _check(p, states, viewer, numbers)
     page.keyboard.press("ArrowLeft")
     assert p.step() == 5
     # the slider: every payment step, and a few others
@@ -114,13 +118,13 @@ def test_replay_page_in_chromium(browser, record, tmp_path: Path, viewer) -> Non
         page.eval_on_selector("#slider", "(el, v) => { el.value = v; "
                               "el.dispatchEvent(new Event('input')); }", str(k))
         assert p.step() == k
-        _check(p, states, viewer)
+        _check(p, states, viewer, numbers)
         if k in pay_steps:
             assert page.locator("#pays li").count() >= 1
             assert "muted" not in (page.get_attribute("#pays li", "class") or "")
     page.keyboard.press("End")
     assert p.step() == last
-    _check(p, states, viewer)
+    _check(p, states, viewer, numbers)
     assert page.is_visible("#settlement")
     settle = page.get_attribute("#settle-table", "data-scores")
     assert settle == ",".join(map(str, record["scores"]))

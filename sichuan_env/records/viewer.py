@@ -20,14 +20,19 @@ keys, Home/End and a slider step through the frames). For each frame it shows th
 decision, the options offered, the moves the engine made itself, the payments and wins of
 that step, a running payment log, and at the last frame the settlement.
 
-For tools and tests, ``#frame`` carries ``data-step``, ``data-events`` (record indices),
-``data-wall``, ``data-scores`` and ``data-current`` of the frame shown; the SVG carries the
-attributes listed in :mod:`sichuan_env.records.svg`.
+Steps are numbered as the deal's steps (0 the deal, then one per decision), the same in
+every view and in a review's ``step``: a seat's view leaves out the windows that did not
+ask it, so its frames skip numbers, and a frame that also shows such steps carries the
+number of its first. The address ends in ``#STEP``. For tools and tests, ``#frame``
+carries ``data-step`` (that number), ``data-index`` (the frame's place on the page),
+``data-events`` (record indices), ``data-wall``, ``data-scores`` and ``data-current`` of
+the frame shown; the SVG carries the attributes listed in :mod:`sichuan_env.records.svg`.
 
 **A review** (:func:`render_page` with ``review=``: the JSON of ``python -m
 sichuan_agents.review``, ``sichuan-review/1``) adds, beside each reviewed decision, one bar per
 candidate with its estimated points and standard error, the played action and the
-reviewer's preferred one marked, and buttons that jump to the costliest decisions. This
+reviewer's preferred one marked, whether the loss is a mistake (significant) and why,
+where the review says, and buttons that jump to the costliest mistakes. This
 module only reads that JSON; it never imports the reviewer. In a seat's view only that
 seat's reviewed decisions are shown.
 
@@ -113,9 +118,12 @@ def build_frames(record: dict[str, Any], viewer: int | None = None) -> list[dict
     frames = []
     step: ReplayStep
     held: list[ReplayStep] = []  # steps the viewer did not see, for the next frame
-    for step in replay_steps(record):
+    first = 0  # the number of the frame's first step
+    for number, step in enumerate(replay_steps(record)):
         st = step.state
         live = not bool(st.done[0])
+        if not held:
+            first = number
         if viewer is not None and live and unobserved(st, viewer):
             held.append(step)
             continue
@@ -137,8 +145,8 @@ def build_frames(record: dict[str, Any], viewer: int | None = None) -> list[dict
             }
         tv = table_view(st, 0, viewer)
         frames.append({
-            "step": len(frames),  # the frame's place (a step of the deal, in a seat view
-            #                       one the seat saw)
+            "step": first,  # the deal's step: the same number in every view (in a seat
+            #                 view, the first of the steps the frame shows)
             "events": [i for s in steps for i in s.events],
             "decision": decision,
             "forced": [_event_text(events[i], viewer, auto=True) for i in shown[1:]],
@@ -202,6 +210,7 @@ _JS = """
   const frames = JSON.parse(document.getElementById('frames').textContent);
   const log = JSON.parse(document.getElementById('paylog').textContent);
   const last = frames.length - 1;
+  const frameAt = n => { let i = 0; while (i < last && frames[i + 1].step <= n) i++; return i; };
   const reviewEl = document.getElementById('review-data');
   const review = reviewEl ? JSON.parse(reviewEl.textContent) : null;
   function fmt(x) { return (x >= 0 ? '+' : '') + x.toFixed(2); }
@@ -213,9 +222,12 @@ _JS = """
     box.className = '';
     const head = document.createElement('div'); head.id = 'review-loss';
     head.textContent = 'played ' + r.played + '; reviewer: ' + r.reviewer + '; estimated loss ' +
-      r.loss.toFixed(2) + ' \u00b1 ' + r.loss_se.toFixed(2) + ' (' + r.samples + ' samples)';
+      r.loss.toFixed(2) + ' \u00b1 ' + r.loss_se.toFixed(2) + ' (' + r.samples + ' samples)' +
+      (r.mistake ? ': a mistake' : (r.loss > 0 ? ': within the noise' : ''));
     box.appendChild(head);
-    box.dataset.loss = r.loss;
+    box.dataset.loss = r.loss; box.dataset.mistake = r.mistake ? '1' : '0';
+    if (r.why) { const why = document.createElement('div'); why.id = 'review-why';
+      why.textContent = 'why: ' + r.why; box.appendChild(why); }
     const lo = Math.min(0, ...r.candidates.map(c => c.mean - c.se));
     const hi = Math.max(0, ...r.candidates.map(c => c.mean + c.se));
     const span = (hi - lo) || 1;
@@ -267,11 +279,11 @@ _JS = """
     const f = frames[k];
     $('table').innerHTML = f.svg;
     const fr = $('frame');
-    fr.dataset.step = k; fr.dataset.events = f.events.join(',');
+    fr.dataset.step = f.step; fr.dataset.index = k; fr.dataset.events = f.events.join(',');
     fr.dataset.wall = f.wall; fr.dataset.scores = f.scores.join(',');
     fr.dataset.current = f.current;
     slider.value = k;
-    $('pos').textContent = 'step ' + k + ' / ' + last +
+    $('pos').textContent = 'step ' + f.step + ' / ' + frames[last].step +
       (f.events.length ? '  (event ' + f.events[0] +
         (f.events.length > 1 ? '-' + f.events[f.events.length - 1] : '') + ')' : '  (the deal)');
     $('first').disabled = $('prev').disabled = k === 0;
@@ -289,11 +301,11 @@ _JS = """
     list($('pays'), f.payments.concat(f.wins), 'none');
     logList.querySelectorAll('li').forEach(li => {
       const s = +li.dataset.step;
-      li.className = s > k ? 'later' : (s === k ? 'now' : '');
+      li.className = s > f.step ? 'later' : (s === f.step ? 'now' : '');
     });
     $('settlement').hidden = k !== last;
     $('pending').hidden = k === last;
-    if (location.hash !== '#' + k) history.replaceState(null, '', '#' + k);
+    if (location.hash !== '#' + f.step) history.replaceState(null, '', '#' + f.step);
   }
   $('first').onclick = () => show(0);
   $('prev').onclick = () => show(k - 1);
@@ -309,13 +321,13 @@ _JS = """
   });
   if (review) {
     review.costliest.forEach(c => { const b = document.createElement('button');
-      const at = frames.findIndex(f => f.events.includes(c.event));
-      b.textContent = 'step ' + at + ': ' + c.played + ' (-' + c.loss.toFixed(2) + ')';
-      b.dataset.step = at; b.dataset.event = c.event; b.onclick = () => show(at);
+      const i = frames.findIndex(f => f.events.includes(c.event));
+      b.textContent = 'step ' + frames[i].step + ': ' + c.played + ' (-' + c.loss.toFixed(2) + ')';
+      b.dataset.step = frames[i].step; b.dataset.event = c.event; b.onclick = () => show(i);
       $('costliest').appendChild(b); });
   }
   const start = parseInt((location.hash || '#0').slice(1), 10);
-  show(isNaN(start) ? 0 : start);
+  show(isNaN(start) ? 0 : frameAt(start));
 })();
 """
 
@@ -332,15 +344,18 @@ def review_data(review: dict[str, Any], viewer: int | None = None) -> dict[str, 
     if not isinstance(review, dict) or not isinstance(review.get("decisions"), list):
         raise ValueError("review data must be a sichuan-review/1 object with 'decisions'")
     decisions = [d for d in review["decisions"] if viewer is None or d["seat"] == viewer]
-    worst = sorted((d for d in decisions if d["loss"] > 0), key=lambda d: -d["loss"])[:5]
+    flagged = (d for d in decisions if d.get("mistake", d["loss"] > 0))  # older files: loss
+    worst = sorted(flagged, key=lambda d: -d["loss"])[:5]
     lines = []
     for seat in sorted({d["seat"] for d in decisions}):
         mine = [d for d in decisions if d["seat"] == seat]
         loss = sum(d["loss"] for d in mine)
         agree = sum(d["played"] == d["reviewer"] for d in mine) / len(mine)
+        wrong = sum(bool(d.get("mistake")) for d in mine)
         lines.append(f"seat {seat}: {len(mine)} decisions reviewed, estimated loss "
-                     f"{loss:.2f} points ({loss / len(mine):.3f} per decision), agreement "
-                     f"with the reviewer {100 * agree:.0f}%")
+                     f"{loss:.2f} points ({loss / len(mine):.3f} per decision), {wrong} "
+                     f"mistake{'s' * (wrong != 1)}, agreement with the reviewer "
+                     f"{100 * agree:.0f}%")
     est = review.get("estimator", {})
     who = (f"Reviewer: {review.get('reviewer', '?')}, {est.get('k', '?')} samples per "
            f"decision, {est.get('rollout', '?')} play-outs")
