@@ -178,7 +178,8 @@ def test_bad_options_are_one_line_errors():
 def test_every_process_is_gone_after_ctrl_c(tmp_path):
     pids = tmp_path / "pids"
     spec = f"exec:{PY} {FAULT_BOT} ok 1 {pids}"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        x for x in (str(ROOT), os.environ.get("PYTHONPATH")) if x))
     proc = subprocess.Popen(
         [PY, "-m", "agents.arena", "--seats", f"{spec},{spec}?name=b,rules,rules",
          "--deals", "4000", "--no-progress"], cwd=ROOT, env=env,
