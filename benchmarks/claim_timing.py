@@ -86,7 +86,8 @@ def best_threshold_accuracy(score: np.ndarray, label: np.ndarray) -> float:
     return float(max(((score >= c) == label).mean() for c in cuts))
 
 
-def probe(deals: int, think: float, window: float, seed: int) -> dict[str, Any]:
+def probe(deals: int, think: float, window: float, seed: int, dump: Path | None = None
+          ) -> dict[str, Any]:
     """One run: the samples' count, share of claims, AUC and best-threshold accuracy."""
     with tempfile.TemporaryDirectory() as tmp:
         bot_file, log = Path(tmp) / "probe.py", Path(tmp) / "log.jsonl"
@@ -106,6 +107,8 @@ def probe(deals: int, think: float, window: float, seed: int) -> dict[str, Any]:
         key = (b[3] - a[3], b[2] in ("claim", "rob"))
         hidden = bool(((times > a[0]) & (times < b[0])).any())
         groups.setdefault(key, []).append((b[0] - a[0], hidden))
+    if dump is not None:
+        dump.write_text(json.dumps({str(k): v for k, v in groups.items()}) + "\n")
     out: dict[str, Any] = {"window_s": window, "seconds": seconds}
     for own_claim in (False, True):
         n = w_auc = w_acc = w_maj = pos = 0.0
@@ -133,9 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--think", type=float, default=0.1)
     p.add_argument("--window", type=float, default=0.3)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--only-window", action="store_true", help="skip the run without it")
+    p.add_argument("--dump", default=None, help="write the samples (JSON) here")
     args = p.parse_args(argv)
-    for window in (0.0, args.window):
-        r = probe(args.deals, args.think, window, args.seed)
+    for window in (args.window,) if args.only_window else (0.0, args.window):
+        dump = None if args.dump is None else Path(f"{args.dump}.{window:g}.json")
+        r = probe(args.deals, args.think, window, args.seed, dump)
         for key, what in (("turn", "its turns"), ("own_claim", "its own claims")):
             x = r[key]
             print(f"claim window {r['window_s']:.2f} s, gaps before {what}: "
