@@ -244,6 +244,12 @@ def wait_lines(procs: list[BotProcess], deadline: float
     wrote some (a :class:`BotGoneError` for one whose stdout closed). {} when the
     deadline passed."""
     out: dict[BotProcess, list[bytes] | BotGoneError] = {}
+    if len(procs) == 1:  # the process's own selector: no new one per wait
+        try:
+            done = procs[0].lines(deadline)
+        except BotGoneError as err:
+            return {procs[0]: err}
+        return {procs[0]: done} if done else out
     for p in procs:  # lines already read
         done = p._split()
         if done:
