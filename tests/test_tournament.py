@@ -150,3 +150,16 @@ def test_a_lineup_with_one_bot_on_two_seats_isolates_its_processes(tmp_path):
     # the wall twice would hold two entries
     assert first and all(len(v) == 1 for v in first.values())
     assert not live_processes()
+
+
+def test_a_dropped_bot_is_marked_on_the_leaderboard(tmp_path, capsys):
+    pytest.importorskip("openskill", reason="the tournament extra is not installed")
+    bad = f"exec:{sys.executable} {ROOT / 'tests/support/fault_bot.py'} every_not_json 1?faults=0"
+    board = run_tournament([bad, "greedy"], walls=1, seed=2, out=tmp_path, tables=8)
+    row = next(r for r in board["standings"] if r["agent"] == bad)
+    assert row["exec"]["dropped"]
+    line = next(x for x in (tmp_path / "leaderboard.md").read_text().splitlines()
+                if f"`{bad}`" in x)
+    assert "dropped" in line
+    assert "dropped" in (tmp_path / "leaderboard.html").read_text()
+    assert not live_processes()
