@@ -18,7 +18,7 @@ key               default     meaning
 ``faults``        20          faults allowed; one more drops the bot from the run (the
                               fallback plays the rest of its decisions) with one line on
                               stderr
-``name``          the spec    the name results use
+``name``          the spec    the name results use (:func:`~sichuan_env.agent.seat_agents`)
 ``log``           none        a file for the bot's stderr (at most ``log_bytes``)
 ``log_bytes``     1000000
 ``cwd``           none        the folder the program runs in
@@ -38,14 +38,15 @@ that no process is asked about two seats of one deal: a table's seat goes to the
 lane that holds no other seat of that table (one process when the agent plays one seat
 per deal, at most four). With ``isolate_walls``, a lane also never gets a deal of a wall
 it has seen (:meth:`ExecAgent.start_tables` names the walls), so no process sees two
-rotations of one duplicate wall; lanes that have seen every wall in play are ended and
-fresh ones started. :meth:`ExecAgent.end_tables` (the arena calls it when a deal ends)
-sends ``end`` for the tables of those deals.
+rotations of one duplicate wall. A new lane (process) starts when none fits; with more
+than :data:`LANE_CAP` open, the idle ones are ended first. :meth:`ExecAgent.end_tables`
+(the arena calls it when a deal ends) sends ``end`` for the tables of those deals.
 
 **Faults.** A timeout, a crash (stdout closed), a line that is not a JSON object, an
 answer without a known request id, an unknown or an illegal action: the decision is
 played by the fallback agent and the fault is kept (:attr:`ExecAgent.faults`: kind,
-request id, table, seat, detail, the bot's last stderr lines); a program that timed out
+request id, table, seat, match id of the process, detail, the bot's last stderr lines,
+read up to the faulty line); a program that timed out
 or died is killed and started again (with ``hello``), and its tables start over (the next
 request of each carries the events of the deal so far). Past the fault budget, or when a
 restart fails, the bot is dropped. A program that cannot start or fails its first
