@@ -180,3 +180,11 @@ def test_claim_window_paces_the_turns():
     assert turns > 20 and took >= window * (turns - 1)
     with pytest.raises(ValueError, match="claim_window"):
         run_arena(["rules"] * 4, deals=4, claim_window=-1)
+
+
+def test_claim_window_out_of_range_is_one_line(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        arena_main(["--seats", "rules,rules,rules,rules", "--deals", "4",
+                    "--claim-window", "-1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code == 2 and "--claim-window must be 0..60" in err[-1]
