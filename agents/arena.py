@@ -504,6 +504,7 @@ def merge_bot_reports(parts: Sequence[dict[str, dict]], offsets: Sequence[int]
             m["faults"] += r["faults"]
             m["fault_count"] += r["fault_count"]
             m["restarts"] += r["restarts"]
+            m["processes"] = m.get("processes", 0) + r.get("processes", 0)
             m["dropped"] = m["dropped"] or r["dropped"]
             a, b = m["timing"], r["timing"]
             n = a["decisions"] + b["decisions"]
