@@ -52,6 +52,14 @@ records (``sichuan-record/1``): their actions are logged during play, replayed t
 checked against the arena's. ``--legal`` also writes each event's legal options (the
 ``legal`` lists of the format, as ``python -m sichuan_env.records.selfplay --legal`` does), so
 that another program can check the menus of bot-played deals.
+
+**Bots of others** (``exec:`` programs, docs/protocol.md). No process of a bot is asked
+about two seats of one deal; ``isolate_walls`` (``--isolate-walls``) also keeps every
+process to one deal per wall, so no process sees two rotations of a duplicate wall.
+``claim_window`` (``--claim-window SECONDS``) paces every table: a turn decision is asked
+no sooner than that long after the table's previous turn decision was answered, so the
+time between a bot's requests does not show whether another seat was offered a claim in
+between (as long as the claims of one discard take less than the window).
 """
 
 from __future__ import annotations
@@ -73,12 +81,16 @@ import numpy as np
 from sichuan_env.core import engine
 from sichuan_env.core.rules import Rules, get_rules
 from sichuan_env.core.seeding import ARENA_SEED_STRIDE, arena_wall_seed
-from sichuan_env.core.state import END_WALL
+from sichuan_env.core.state import END_WALL, PHASE_NAMES
 from sichuan_env.seats.agent import agents_help, seat_agents, spec_name
 from sichuan_env.seats.driver import play_step
 
+TURN = PHASE_NAMES.index("turn")
+
 Z95 = 1.959963984540054  # NormalDist().inv_cdf(0.975)
 SEED_STRIDE = ARENA_SEED_STRIDE
+#: The statistics of points, null in the results of a dropped bot.
+_POINT_FIELDS = ("mean", "ci_low", "ci_high", "ci_half_width", "sd_unit")
 STAT_FIELDS = (
     "mean", "ci_low", "ci_high", "ci_half_width", "sd_unit", "units", "seat_deals",
     "hu_rate", "self_drawn_rate", "deal_in_rate", "avg_win_value", "flower_pig_rate",
@@ -230,13 +242,33 @@ class ArenaResult:
         return {"a": a, "b": b, "mean": m, "ci_low": m - half, "ci_high": m + half,
                 "ci_half_width": half, "sd_unit": sd, "units": int(d.size)}
 
+    def dropped(self, name: str) -> str | None:
+        """Why the ``exec:`` bot ``name`` was dropped from the run (its fallback played
+        the rest: its points are then no measure of the bot), else None."""
+        return (self.bots.get(name) or {}).get("dropped")
+
     def to_dict(self) -> dict[str, Any]:
-        pairs = [self.pairwise(a, b) for i, a in enumerate(self.names)
-                 for b in self.names[i + 1:]]
+        """The results JSON; a dropped bot's points (and its pairs) are null, with
+        ``dropped`` saying why."""
+        pairs = []
+        for i, a in enumerate(self.names):
+            for b in self.names[i + 1:]:
+                pair = self.pairwise(a, b)
+                if self.dropped(a) or self.dropped(b):
+                    pair = {k: (v if k in ("a", "b", "units") else None)
+                            for k, v in pair.items()}
+                    pair["dropped"] = True
+                pairs.append(pair)
+        agents = {}
+        for name, st in self.stats.items():
+            if self.dropped(name):
+                st = {k: (None if k in _POINT_FIELDS else v) for k, v in st.items()}
+                st["dropped"] = self.dropped(name)
+            agents[name] = st
         return {
             "command": self.command,
             "seats": self.seats,
-            "agents": self.stats,
+            "agents": agents,
             "pairwise": pairs,
             "deals": self.deals,
             "units": int(self.unit.max()) + 1 if self.unit.size else 0,
@@ -269,7 +301,8 @@ class ArenaResult:
             f"{'win val':>8}{'pig':>7}{'kong':>7}",
         ]
         for name, s in self.stats.items():
-            pts = f"{s['mean']:+.3f} ± {s['ci_half_width']:.3f}"
+            pts = ("dropped: not measured" if self.dropped(name)
+                   else f"{s['mean']:+.3f} ± {s['ci_half_width']:.3f}")
             lines.append(
                 f"{name:<{w}}{pts:>22}{s['hu_rate']:>7.3f}{s['self_drawn_rate']:>7.3f}"
                 f"{s['deal_in_rate']:>8.3f}{s['avg_win_value']:>8.2f}"
@@ -277,6 +310,10 @@ class ArenaResult:
             )
         for i, a in enumerate(self.names):
             for b in self.names[i + 1:]:
+                gone = [x for x in (a, b) if self.dropped(x)]
+                if gone:
+                    lines.append(f"{a} - {b}: not measured ({gone[0]} was dropped)")
+                    continue
                 p = self.pairwise(a, b)
                 lines.append(f"{a} - {b}: {p['mean']:+.3f} ± {p['ci_half_width']:.3f} "
                              f"[{p['ci_low']:+.3f}, {p['ci_high']:+.3f}]")
@@ -327,6 +364,8 @@ def run_arena(
     command: str = "",
     keep_logs: bool = False,
     address: str | None = None,
+    isolate_walls: bool = False,
+    claim_window: float = 0.0,
 ) -> ArenaResult:
     """Play ``deals`` deals between four agents (specs for :func:`make_agent` or agent
     objects; equal specs are one agent) and return their statistics.
@@ -339,14 +378,19 @@ def run_arena(
     workers (:mod:`sichuan_agents.distributed`). ``records``: write the first ``record_deals``
     deals there as game records, with each event's legal options when ``legal``.
     ``keep_logs`` (one worker): keep every deal's actions in ``result.logs`` (for
-    :func:`replay_records`)."""
+    :func:`replay_records`). ``isolate_walls`` and ``claim_window``: see the module
+    docstring (Bots of others)."""
     if len(agents) != 4:
         raise ValueError(f"four seats are needed, got {len(agents)}")
     if deals < 1:
         raise ValueError("deals must be >= 1")
     rules = get_rules(rules)
+    if not (isinstance(claim_window, int | float) and 0 <= claim_window <= 60):
+        raise ValueError(f"claim_window must be 0..60 seconds, got {claim_window!r}")
     aseed = seed if agent_seed is None else agent_seed
     names, objs, seat_agent = _make_agents(agents, aseed, preset=rules.preset)
+    if isolate_walls:
+        set_isolation(objs)
     if duplicate:
         n_units = -(-deals // 4)
         D = 4 * n_units
@@ -380,14 +424,16 @@ def run_arena(
         if workers == 1 and address is None:
             bots: dict[str, dict[str, Any]] = {}
             out, end_reason, logs = _play(objs, names, seeds, deal_agent, rules, T, n_rec,
-                                          desc if progress else None, bots=bots)
+                                          desc if progress else None, bots=bots,
+                                          claim_window=float(claim_window))
         else:
             close_agents(objs, agents)  # each worker starts its own programs
             step = -(-D // (4 * workers)) * 4
             bounds = [(lo, min(D, lo + step)) for lo in range(0, D, step)]
             jobs = [(list(agents), aseed, k, seeds[lo:hi], deal_agent[lo:hi], rules, T,
                      n_rec if k == 0 else 0,
-                     desc if (progress and k == 0 and address is None) else None)
+                     desc if (progress and k == 0 and address is None) else None,
+                     float(claim_window), isolate_walls)
                     for k, (lo, hi) in enumerate(bounds)]
             if address is not None:  # Ray tasks, the results in the slices' order
                 from sichuan_agents.distributed import ordered
@@ -427,6 +473,13 @@ def run_arena(
     return res
 
 
+def set_isolation(objs: Sequence[Any]) -> None:
+    """Turn on ``isolate_walls`` for the agents that have it (``exec:`` bots)."""
+    for obj in objs:
+        if isinstance(getattr(obj, "isolate_walls", None), bool):
+            obj.isolate_walls = True
+
+
 def close_agents(objs: Sequence[Any], given: Sequence[Any]) -> None:
     """End the programs of the agents built here from specs (``exec:`` bots); agent
     objects the caller gave are the caller's to close."""
@@ -451,6 +504,7 @@ def merge_bot_reports(parts: Sequence[dict[str, dict]], offsets: Sequence[int]
             m["faults"] += r["faults"]
             m["fault_count"] += r["fault_count"]
             m["restarts"] += r["restarts"]
+            m["processes"] = m.get("processes", 0) + r.get("processes", 0)
             m["dropped"] = m["dropped"] or r["dropped"]
             a, b = m["timing"], r["timing"]
             n = a["decisions"] + b["decisions"]
@@ -473,21 +527,27 @@ def _worker_context(mp: Any) -> Any:
 
 
 def _play_job(job: tuple) -> tuple:
-    agents, aseed, salt, seeds, deal_agent, rules, T, n_rec, desc = job
+    agents, aseed, salt, seeds, deal_agent, rules, T, n_rec, desc, window, isolate = job
     limit_blas_threads(1)
     names, objs, _ = _make_agents(agents, aseed, salt, get_rules(rules).preset)
+    if isolate:
+        set_isolation(objs)
     bots: dict[str, dict[str, Any]] = {}
     try:
-        return (*_play(objs, names, seeds, deal_agent, rules, T, n_rec, desc, bots=bots), bots)
+        return (*_play(objs, names, seeds, deal_agent, rules, T, n_rec, desc, bots=bots,
+                       claim_window=window), bots)
     finally:
         close_agents(objs, ())
 
 
 def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.ndarray,
           rules: Rules, T: int, n_rec: int, desc: str | None,
-          bots: dict[str, dict[str, Any]] | None = None):
+          bots: dict[str, dict[str, Any]] | None = None, claim_window: float = 0.0):
     """Play the deals ``seeds`` (agent indices ``deal_agent`` per seat) on T tables;
-    ``bots`` (when given) receives the reports of ``exec:`` bots, by name."""
+    ``bots`` (when given) receives the reports of ``exec:`` bots, by name. Agents with
+    ``start_tables``/``end_tables`` (``exec:`` bots) are told which tables start a deal
+    (and its wall: the engine seed) and which end one. ``claim_window`` > 0: a turn
+    decision waits until that long after the table's previous turn decision."""
     D = seeds.size
     T = max(1, min(T, D))
     out = {k: np.zeros((D, 4), np.float64) for k in
@@ -496,8 +556,14 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
     logs: dict[int, list[int]] = {d: [] for d in range(n_rec)}
     decisions = np.zeros(D, np.int64)  # decisions made so far per deal
     execs = [(k, o) for k, o in enumerate(objs) if callable(getattr(o, "take_faults", None))]
+    tellers = [o for o in objs if callable(getattr(o, "start_tables", None))
+               and callable(getattr(o, "end_tables", None))]
     st = engine.reset(seeds[:T], rules)
     slot = np.arange(T)  # deal of each slot, -1 idle
+    for o in tellers:
+        o.start_tables(slot, seeds[:T])
+    paced = claim_window > 0
+    turn_free = np.zeros(T)  # with claim_window: when each table may ask its next turn
     next_deal = T
     bar = None
     if desc is not None:
@@ -508,10 +574,21 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
         live = np.flatnonzero((slot >= 0) & ~st.done)
         if not live.size:
             break
+        if paced:  # a turn waits for its table's window; claims go on meanwhile
+            turn = st.phase[live] == TURN
+            now = time.monotonic()
+            ready = ~turn | (turn_free[live] <= now)
+            if not ready.any():
+                time.sleep(max(0.0, float(turn_free[live].min()) - now))
+                continue
+            live = live[ready]
+            turn = turn[ready]
         who = deal_agent[slot[live], st.current[live]]
         actions, (st, _, done, info) = play_step(
             st, live, objs, who, names=names, info=True,
             table_label=lambda t: f"deal {int(slot[t])}")
+        if paced:
+            turn_free[live[turn]] = time.monotonic() + claim_window
         if n_rec:
             for t, a in zip(live.tolist(), actions.tolist(), strict=True):
                 if slot[t] < n_rec:
@@ -543,12 +620,17 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
             wall_end = fin[st.end_reason[fin] == END_WALL]
             if wall_end.size:
                 out["pig"][slot[wall_end]] = info.flower_pig[wall_end]
+            for o in tellers:
+                o.end_tables(fin)
             n_new = min(fin.size, D - next_deal)
             if n_new:
                 refill = fin[:n_new]
                 slot[refill] = np.arange(next_deal, next_deal + n_new)
                 next_deal += n_new
                 st.put_rows(refill, engine.reset(seeds[slot[refill]], rules))
+                for o in tellers:
+                    o.start_tables(refill, seeds[slot[refill]])
+                turn_free[refill] = 0.0
             slot[fin[n_new:]] = -1
             if bar is not None:
                 bar.update(fin.size)
@@ -666,9 +748,17 @@ def main(argv: list[str] | None = None) -> int:
                    help="play the walls as Ray tasks on this cluster (auto or HOST:PORT), "
                         "one slice per CPU unless --workers is given; the results are a "
                         "local run's with as many workers")
+    p.add_argument("--isolate-walls", action="store_true",
+                   help="exec: bots: no process plays two deals of one wall (no process "
+                        "sees two rotations of a duplicate wall)")
+    p.add_argument("--claim-window", type=float, default=0.0, metavar="SECONDS",
+                   help="pace each table: a turn is asked no sooner than SECONDS after the "
+                        "table's previous turn, so that answer times do not show claims")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     check_args(p, args)
+    if not 0 <= args.claim_window <= 60:
+        p.error(f"--claim-window must be 0..60 seconds, got {args.claim_window}")
     limit_blas_threads(1)
     seats = [s.strip() for s in args.seats.split(",")]
     if len(seats) != 4:
@@ -680,8 +770,8 @@ def main(argv: list[str] | None = None) -> int:
             seats, args.deals, duplicate=args.duplicate, seed=args.seed, rules=args.rules,
             tables=args.tables, progress=not args.no_progress and progress_available(),
             records=args.records, record_deals=args.record_deals, legal=args.legal,
-            workers=args.workers, address=args.address,
-            command="python -m sichuan_agents.arena " + " ".join(
+            workers=args.workers, address=args.address, isolate_walls=args.isolate_walls,
+            claim_window=args.claim_window, command="python -m sichuan_agents.arena " + " ".join(
                 shlex.quote(x) for x in (sys.argv[1:] if argv is None else argv)),
         )
         print(res.table())

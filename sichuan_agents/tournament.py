@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import html
+import importlib.util
 import itertools
 import json
 import math
@@ -134,7 +135,8 @@ def play_lineup(specs: Sequence[str], number: int, settings: dict[str, Any]
     if len(set(names)) != len(built):
         raise ValueError(f"two agents of {sorted(built)} go by one name: give each its own")
     res = run_arena(objs, deals=4 * settings["walls"], duplicate=True, seed=settings["seed"],
-                    rules=settings["rules"], tables=settings["tables"], keep_logs=True)
+                    rules=settings["rules"], tables=settings["tables"], keep_logs=True,
+                    isolate_walls=settings.get("isolate_walls", True))
     index = {name: lineup[names.index(name)] for name in res.names}
     bot = np.array([index[res.names[i]] for i in range(len(res.names))])[res.agent]  # (D, 4)
     points = res.points.astype(np.int64)
@@ -199,10 +201,20 @@ def _check_settings(out: Path, settings: dict[str, Any]) -> None:
         path.write_text(json.dumps(settings, indent=2) + "\n")
 
 
+def need_openskill() -> None:
+    """ValueError (one line) when the rating's library is not installed."""
+    if importlib.util.find_spec("openskill") is None:
+        raise ValueError("the rating needs openskill: pip install -e \".[tournament]\"")
+
+
 def run_tournament(specs: Sequence[str], walls: int, seed: int, out: str | Path, *,
                    rules: str = "mil", tables: int = 256, workers: int = 1,
-                   log: Any = None, command: str = "") -> dict[str, Any]:
-    """Play every missing lineup into ``out``, then write and return the leaderboard."""
+                   log: Any = None, command: str = "", isolate_walls: bool = True
+                   ) -> dict[str, Any]:
+    """Play every missing lineup into ``out``, then write and return the leaderboard.
+    ``isolate_walls`` (default): no process of an ``exec:`` bot plays two deals of one
+    wall, in any lineup (:func:`sichuan_agents.arena.run_arena`)."""
+    need_openskill()
     specs = list(specs)
     if len(set(specs)) != len(specs):
         raise ValueError("an agent is named twice")
@@ -213,6 +225,8 @@ def run_tournament(specs: Sequence[str], walls: int, seed: int, out: str | Path,
     (out / "lineups").mkdir(parents=True, exist_ok=True)
     settings = {"format": FORMAT, "agents": specs, "walls": int(walls), "seed": int(seed),
                 "rules": rules, "tables": int(tables)}
+    if not isolate_walls:  # the results do not depend on it: kept only when off
+        settings["isolate_walls"] = False
     _check_settings(out, settings)
     plan = lineups(len(specs))
     todo = [i for i in range(len(plan)) if not _lineup_path(out, i).exists()]
@@ -396,6 +410,8 @@ def markdown(board: dict[str, Any]) -> str:
              "deal-in | seat-deals | faults |", "|---|---|---|---|---|---|---|---|---|"]
     for r in board["standings"]:
         faults = str(r["exec"]["faults"]) if "exec" in r else ""
+        if "exec" in r and r["exec"]["dropped"]:
+            faults += ", dropped: its points are partly its fallback's"
         lines.append(f"| {r['rank']} | `{r['agent']}` | {r['ordinal']:.2f} | {r['mu']:.2f} ± "
                      f"{r['sigma']:.2f} | {_f(r['mean'], '+.3f')} ± "
                      f"{_f(r['ci_half_width'], '.3f')} | {r['hu_rate']:.3f} | "
@@ -450,6 +466,8 @@ def render_html(board: dict[str, Any], replays: dict[int, str]) -> str:
     rows = []
     for r in board["standings"]:
         faults = r["exec"]["faults"] if "exec" in r else ""
+        if "exec" in r and r["exec"]["dropped"]:
+            faults = f"{faults}, dropped"
         links = []
         for which in ("best", "worst"):
             page = replays[r[which]["record"]]
@@ -461,7 +479,8 @@ def render_html(board: dict[str, Any], replays: dict[int, str]) -> str:
             cell(_f(r["mean"], "+.3f"), r["mean"]),
             cell(f"[{_f(r['ci_low'], '+.3f')}, {_f(r['ci_high'], '+.3f')}]", r["ci_low"]),
             cell(f"{r['hu_rate']:.3f}"), cell(f"{r['deal_in_rate']:.3f}"),
-            cell(r["seat_deals"]), cell(faults, faults if faults != "" else -1), *links,
+            cell(r["seat_deals"]), cell(faults, r["exec"]["faults"] if "exec" in r else -1),
+            *links,
         ]) + "</tr>")
     s = board["settings"]
     summary = (f"{len(s['agents'])} agents, {board['lineups']} lineups (every cyclic seat "
@@ -508,6 +527,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rules", default="mil", help="rule preset: mil or mahjongsoft")
     p.add_argument("--tables", type=int, default=256, help="tables played at once")
     p.add_argument("--workers", type=int, default=1, help="lineups played at once")
+    p.add_argument("--share-walls", action="store_true",
+                   help="let one process of an exec: bot play several deals of one wall "
+                        "(fewer processes; a bot could then remember a wall)")
     args = p.parse_args(argv)
     for flag, value, low in (("--walls", args.walls, 1), ("--seed", args.seed, 0),
                              ("--tables", args.tables, 1), ("--workers", args.workers, 1)):
@@ -517,6 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     command = f"{PROG} " + " ".join(shlex.quote(x) for x in
                                     (sys.argv[1:] if argv is None else argv))
     try:
+        need_openskill()  # before any lineup is played
         lineups(len(specs))
         from sichuan_env.seats.agent import make_agent
 
@@ -526,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
                 agent.close()
         board = run_tournament(specs, args.walls, args.seed, args.out, rules=args.rules,
                                tables=args.tables, workers=args.workers, log=sys.stderr,
-                               command=command)
+                               command=command, isolate_walls=not args.share_walls)
     except (ValueError, OSError) as err:
         print(f"error: {str(err).splitlines()[0] if str(err) else err}", file=sys.stderr)
         return 2

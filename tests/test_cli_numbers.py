@@ -42,7 +42,7 @@ NUMERIC = {
         "--snapshot-every", "--time-limit", "--imitate-steps", "--imitate-epochs", "--threads",
         "--channels", "--kl-coef",
     },
-    "arena": {"--deals", "--seed", "--record-deals", "--tables", "--workers"},
+    "arena": {"--deals", "--seed", "--record-deals", "--tables", "--workers", "--claim-window"},
     "ladder": {"--deals", "--seed", "--tables", "--workers"},
     "selfplay": {"--deals", "--seed", "--tables"},
     "viewer": {"--deal", "--seat"},
@@ -54,7 +54,7 @@ ZERO_OK = {
     "train": {"--seed", "--env-runners", "--num-gpus-per-learner", "--total-steps",
               "--imitate-steps", "--ent-coef", "--checkpoint-every", "--eval-every",
               "--time-limit", "--kl-coef"},
-    "arena": {"--seed", "--record-deals"},  # no record written
+    "arena": {"--seed", "--record-deals", "--claim-window"},  # no record written; no pacing
     "ladder": {"--seed"},
     "selfplay": {"--seed", "--deals"},  # an empty file
     "viewer": {"--deal", "--seat"},  # the first record; seat 0's view

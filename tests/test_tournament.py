@@ -43,6 +43,7 @@ def test_lineups_are_every_cyclic_order_once():
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
+    pytest.importorskip("openskill", reason="the tournament extra is not installed")
     out = tmp_path_factory.mktemp("tour")
     specs = ["greedy", "random", OK_BOT]
     board = run_tournament(specs, walls=2, seed=3, out=out, tables=32)
@@ -109,9 +110,56 @@ def test_workers_give_the_same_lineups(small, tmp_path):
 
 
 def test_cli_errors_are_one_line(capsys, tmp_path):
+    pytest.importorskip("openskill", reason="the tournament extra is not installed")
     code = main(["--agents", "rules", "--walls", "1", "--out", str(tmp_path)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "at least two" in err[0]
     code = main(["--agents", "rules,exec:./nope", "--walls", "1", "--out", str(tmp_path)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "cannot start './nope'" in err[0]
+
+
+def test_missing_openskill_is_said_before_any_lineup(monkeypatch, capsys, tmp_path):
+    import importlib.util
+
+    import sichuan_agents.tournament as tour
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "openskill" else real(name, *a))
+    played = []
+    monkeypatch.setattr(tour, "play_lineup", lambda *a, **k: played.append(a))
+    code = main(["--agents", "greedy,random", "--walls", "1", "--out", str(tmp_path / "t")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "openskill" in err[0] and ".[tournament]" in err[0]
+    assert not played and not (tmp_path / "t").exists()
+
+
+def test_a_lineup_with_one_bot_on_two_seats_isolates_its_processes(tmp_path):
+    """Lineups of two bots put one bot on several seats: its processes never see two
+    seats of one deal nor, by default, two deals of one wall, across lineups too."""
+    pytest.importorskip("openskill", reason="the tournament extra is not installed")
+    log = tmp_path / "log.jsonl"
+    bot = f"exec:{sys.executable} {ROOT / 'tests/support/record_bot.py'} {log}?tables=64"
+    run_tournament([bot, "greedy"], walls=1, seed=2, out=tmp_path / "t", tables=8)
+    first: dict[int, list] = {}
+    for e in (json.loads(x) for x in log.read_text().splitlines()):
+        if e["type"] == "request" and e["hand"] is not None:
+            first.setdefault(e["pid"], []).append((e["seat"], tuple(e["hand"])))
+    # one wall: a (seat, starting hand) pair is one seat of the wall; a process that saw
+    # the wall twice would hold two entries
+    assert first and all(len(v) == 1 for v in first.values())
+    assert not live_processes()
+
+
+def test_a_dropped_bot_is_marked_on_the_leaderboard(tmp_path, capsys):
+    pytest.importorskip("openskill", reason="the tournament extra is not installed")
+    bad = f"exec:{sys.executable} {ROOT / 'tests/support/fault_bot.py'} every_not_json 1?faults=0"
+    board = run_tournament([bad, "greedy"], walls=1, seed=2, out=tmp_path, tables=8)
+    row = next(r for r in board["standings"] if r["agent"] == bad)
+    assert row["exec"]["dropped"]
+    line = next(x for x in (tmp_path / "leaderboard.md").read_text().splitlines()
+                if f"`{bad}`" in x)
+    assert "dropped" in line
+    assert "dropped" in (tmp_path / "leaderboard.html").read_text()
+    assert not live_processes()

@@ -498,7 +498,8 @@ def spec_name(agent: Any) -> str:
 @dataclass(frozen=True)
 class SeatAgents:
     """The agents of a set of seats: ``agents[seat_agent[i]]`` plays seat ``i`` of the
-    given list; ``names[k]`` names ``agents[k]`` (the spec, or the object's name)."""
+    given list; ``names[k]`` names ``agents[k]`` (the spec, the name its spec gives with
+    ``?name=``, or the object's name)."""
 
     names: list[str]
     agents: list[Any]
@@ -521,11 +522,23 @@ def seat_agents(specs: Sequence[Any], seed: int | None = None, preset: str | Non
         k = (spec if isinstance(spec, str) else _Same(spec)) if key is None else key(spec)
         if k not in keys:
             keys.append(k)
-            names.append(spec_name(spec))
+            name = spec_name(spec)
             if isinstance(spec, str):
-                agents.append(make_agent(spec, seed=agent_seed(seed, len(keys), salt),
-                                         preset=preset))
+                agent = make_agent(spec, seed=agent_seed(seed, len(keys), salt), preset=preset)
+                if getattr(agent, "name_given", False):  # e.g. exec:...?name=mybot
+                    name = str(agent.name)
+                if name in names:
+                    for built in agents:
+                        if callable(getattr(built, "close", None)):
+                            built.close()
+                    if callable(getattr(agent, "close", None)):
+                        agent.close()
+                    raise ValueError(f"two agents go by the name {name!r}: give each its "
+                                     "own")
+                names.append(name)
+                agents.append(agent)
             else:
+                names.append(name)
                 gaps = _protocol_gaps(spec)
                 if gaps:
                     raise TypeError(f"agent {spec!r} lacks {' and '.join(gaps)} (see "

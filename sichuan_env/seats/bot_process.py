@@ -19,6 +19,7 @@ import collections
 import contextlib
 import fcntl
 import os
+import select
 import selectors
 import shlex
 import signal
@@ -28,7 +29,8 @@ import time
 import weakref
 from pathlib import Path
 
-__all__ = ["BotProcess", "BotGoneError", "BotStartError", "close_all", "live_processes"]
+__all__ = ["BotProcess", "BotGoneError", "BotStartError", "close_all", "live_processes",
+           "wait_lines"]
 
 _LIVE: weakref.WeakSet[BotProcess] = weakref.WeakSet()
 
@@ -75,6 +77,7 @@ class BotProcess:
         self._log_path = None if log is None else Path(log)
         self._log_left = int(log_bytes)
         self._lock = threading.Lock()
+        self._reading = False  # the stderr thread holds a line not yet kept
         self._reader = threading.Thread(target=self._drain_stderr, daemon=True,
                                         name=f"bot-stderr-{self.pid}")
         self._reader.start()
@@ -91,8 +94,10 @@ class BotProcess:
                 log = None
         try:
             for raw in iter(self.proc.stderr.readline, b""):
+                self._reading = True
                 with self._lock:
                     self._stderr.append(raw.decode(errors="replace").rstrip("\n")[:500])
+                self._reading = False
                 if log is not None and self._log_left > 0:
                     log.write(raw[: self._log_left])
                     self._log_left -= len(raw)
@@ -105,8 +110,24 @@ class BotProcess:
             if log is not None:
                 log.close()
 
-    def stderr_tail(self) -> list[str]:
-        """The bot's last stderr lines (at most ``stderr_lines``)."""
+    def stderr_tail(self, settle: float = 0.0) -> list[str]:
+        """The bot's last stderr lines (at most ``stderr_lines``). ``settle`` > 0: first
+        wait (at most that many seconds) until what the bot wrote to stderr so far is
+        read, so that the lines it wrote before its last stdout line are in."""
+        if settle > 0:
+            end = time.monotonic() + settle
+            fd = self.proc.stderr.fileno()
+            quiet = 0
+            while quiet < 2 and time.monotonic() < end:
+                try:
+                    ready = bool(select.select([fd], [], [], 0)[0])
+                except (OSError, ValueError):
+                    break
+                if ready or self._reading:
+                    quiet = 0
+                else:
+                    quiet += 1
+                time.sleep(0.001)
         with self._lock:
             return list(self._stderr)
 
@@ -135,6 +156,22 @@ class BotProcess:
             else:
                 self._sel.unregister(self.proc.stdin)
             self._stdin_registered = want
+
+    def _split(self) -> list[bytes]:
+        if b"\n" not in self._in:
+            return []
+        *done, rest = bytes(self._in).split(b"\n")
+        self._in = bytearray(rest)
+        return done
+
+    def read_ready(self) -> list[bytes]:
+        """Read once what the bot wrote (call when its stdout is readable); the whole
+        lines so far. Raises :class:`BotGoneError` when its stdout is closed."""
+        chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+        if not chunk:
+            raise BotGoneError(self._exit_text())
+        self._in += chunk
+        return self._split()
 
     def lines(self, deadline: float) -> list[bytes]:
         """Whole lines the bot wrote (without newlines), at least one, waiting until the
@@ -198,6 +235,58 @@ class BotProcess:
             with contextlib.suppress(OSError):
                 self.proc.stderr.close()
             _LIVE.discard(self)
+
+
+def wait_lines(procs: list[BotProcess], deadline: float
+               ) -> dict[BotProcess, list[bytes] | BotGoneError]:
+    """Wait until one of ``procs`` has written whole lines, or the ``time.monotonic()``
+    ``deadline`` passed, writing their queued input meanwhile; the lines of each that
+    wrote some (a :class:`BotGoneError` for one whose stdout closed). {} when the
+    deadline passed."""
+    out: dict[BotProcess, list[bytes] | BotGoneError] = {}
+    if len(procs) == 1:  # the process's own selector: no new one per wait
+        try:
+            done = procs[0].lines(deadline)
+        except BotGoneError as err:
+            return {procs[0]: err}
+        return {procs[0]: done} if done else out
+    for p in procs:  # lines already read
+        done = p._split()
+        if done:
+            out[p] = done
+    if out:
+        return out
+    sel = selectors.DefaultSelector()
+    try:
+        while True:
+            for p in procs:
+                mask = selectors.EVENT_READ | (selectors.EVENT_WRITE if p._out else 0)
+                with contextlib.suppress(KeyError):
+                    sel.unregister(p.proc.stdout)
+                with contextlib.suppress(KeyError):
+                    sel.unregister(p.proc.stdin)
+                sel.register(p.proc.stdout, selectors.EVENT_READ, (p, "r"))
+                if mask & selectors.EVENT_WRITE and not p.proc.stdin.closed:
+                    sel.register(p.proc.stdin, selectors.EVENT_WRITE, (p, "w"))
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return out
+            for key, _mask in sel.select(left):
+                p, what = key.data
+                if what == "w":
+                    p._flush()
+                    continue
+                try:
+                    done = p.read_ready()
+                except BotGoneError as err:
+                    out[p] = err
+                    continue
+                if done:
+                    out[p] = done
+            if out:
+                return out
+    finally:
+        sel.close()
 
 
 def live_processes() -> list[BotProcess]:

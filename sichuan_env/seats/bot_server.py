@@ -11,8 +11,10 @@ rules`` runs, and it plays exactly as the agent in process: each request's ``vie
 turned back into the very :class:`~sichuan_env.seats.view.SeatView` the arena would have given
 the agent (:func:`sichuan_env.seats.protocol.views_from_messages`), and the requests that
 arrive together are decided in one ``act_batch``. The agent is built when ``hello``
-arrives, with the hello's rule options (``--seed`` seeds it). A request that is not
-understood gets no answer and one line on stderr (the arena then counts a timeout).
+arrives, with the hello's rule options (``--seed`` seeds it). Messages are answered in
+the order they came; a request that is not understood, or comes before ``hello``, is
+answered ``{"id": N, "error": "..."}`` with one line on stderr (the arena counts a fault
+of that decision), and the other requests of its batch are answered all the same.
 """
 
 from __future__ import annotations
@@ -92,7 +94,11 @@ class Server:
 
 
 def serve(server: Server, fd_in: int = 0, fd_out: int = 1) -> int:
-    """Answer messages from ``fd_in`` on ``fd_out`` until ``bye`` or end of input."""
+    """Answer messages from ``fd_in`` on ``fd_out`` until ``bye`` or end of input, in the
+    order they came: the requests that arrive together (between other messages) are
+    decided in one ``act_batch``; a request that cannot be played (sent before ``hello``,
+    or not understood) is answered ``{"id": N, "error": "..."}`` (no action: a fault of
+    that decision), the others of its batch all the same."""
     buf = b""
     while True:
         chunk = os.read(fd_in, 1 << 20)  # whole batches of requests: one act_batch each
@@ -109,24 +115,56 @@ def serve(server: Server, fd_in: int = 0, fd_out: int = 1) -> int:
                 continue
             try:
                 msg = loads(line)
-                kind = msg.get("type")
-                if kind == "request":
-                    requests.append(msg)
-                elif kind == "hello":
+                if not isinstance(msg, dict):
+                    raise TypeError(f"a message is a JSON object, got {type(msg).__name__}")
+            except (ValueError, TypeError) as err:
+                _complain(f"cannot read the message {line[:100]!r}: {err}")
+                continue
+            kind = msg.get("type")
+            if kind == "request":
+                requests.append(msg)
+                continue
+            replies += _decide(server, requests)  # what came before, first
+            requests = []
+            if kind == "hello":
+                try:
                     replies.append(server.hello(msg))
-                elif kind == "bye":
-                    _write(fd_out, replies)
-                    return 0
-            except (ValueError, TypeError, AttributeError, KeyError) as err:
-                print(f"bot_server: cannot use the message {line[:100]!r}: "
-                      f"{type(err).__name__}: {err}", file=sys.stderr, flush=True)
-        if requests:
-            try:
-                replies += server.decide(requests)
-            except (ValueError, KeyError, TypeError) as err:
-                print(f"bot_server: a request was not understood: {type(err).__name__}: "
-                      f"{err}", file=sys.stderr, flush=True)
+                except (ValueError, TypeError, KeyError) as err:
+                    _complain(f"cannot use the hello: {type(err).__name__}: {err}")
+            elif kind == "bye":
+                _write(fd_out, replies)
+                return 0
+        replies += _decide(server, requests)
         _write(fd_out, replies)
+
+
+def _complain(text: str) -> None:
+    print(f"bot_server: {text}", file=sys.stderr, flush=True)
+
+
+def _decide(server: Server, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The answers to ``requests``, in their order (see :func:`serve`)."""
+    if not requests:
+        return []
+    if server.agent is None:
+        _complain(f"{len(requests)} request(s) before hello")
+        return [_error(r, "request before hello: send hello first") for r in requests]
+    try:
+        return server.decide(requests)
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as err:
+        if len(requests) == 1:
+            _complain(f"a request was not understood: {type(err).__name__}: {err}")
+            return [_error(requests[0], f"not understood: {type(err).__name__}: {err}")]
+    out: list[dict[str, Any]] = []  # one bad request in the batch: each on its own
+    for r in requests:
+        out += _decide(server, [r])
+    return out
+
+
+def _error(request: dict[str, Any], text: str) -> dict[str, Any]:
+    rid = request.get("id")
+    return {"id": rid if isinstance(rid, int) and not isinstance(rid, bool) else None,
+            "error": text[:300]}
 
 
 def _write(fd: int, replies: list[dict[str, Any]]) -> None:

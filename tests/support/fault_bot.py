@@ -45,6 +45,8 @@ for line in sys.stdin:
     # the N-th request of the run (ids go on across restarts), or every N-th of this process
     due = msg["id"] + 1 == n if not mode.startswith("every_") else seen % n == 0
     kind = mode.removeprefix("every_")
+    if due and kind != "crash":  # what a bot logs before it fails: kept with the fault
+        print(f"fault_bot: {kind} at request {msg['id']}", file=sys.stderr, flush=True)
     if due and kind == "timeout":
         time.sleep(30)
     if due and kind == "crash":
