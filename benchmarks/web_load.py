@@ -30,7 +30,6 @@ import json
 import os
 import platform
 import random
-import socket
 import subprocess
 import sys
 import time
@@ -51,6 +50,7 @@ def serve(port_file: str, search_games: int, bot_workers: int, time_limit: float
     from sichuan_env.rules import get_rules
     from sichuan_env.web.app import WebConfig, create_app, default_game
     from sichuan_env.web.bots import BotSpec
+    from sichuan_env.web.server import listen_socket, uvicorn_config
     from sichuan_env.web.table import WebGame, warm_up
     from sichuan_env.web.workers import BotWorkers
 
@@ -77,9 +77,9 @@ def serve(port_file: str, search_games: int, bot_workers: int, time_limit: float
         return default_game(cfg, number)
 
     app = create_app(config, allowed_hosts=["127.0.0.1"], game_factory=factory)
-    sock = socket.create_server(("127.0.0.1", 0))
+    sock = listen_socket("127.0.0.1", 0)  # as the command line: TCP_NODELAY
     Path(port_file).write_text(str(sock.getsockname()[1]))
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    uvicorn.Server(uvicorn_config(app)).run(sockets=[sock])
 
 
 # ----------------------------------------------------------------------------- the players

@@ -43,6 +43,7 @@ def run_main(argv: list[str], capsys) -> tuple[int, str, str]:
     (["--rules", "nosuch"], "unknown rule preset 'nosuch'"),
     (["--seed", "x"], "invalid int value"),
     (["--colour", "red"], "unrecognized arguments"),
+    (["--trusted-proxy", "myproxy"], "--trusted-proxy takes an IP address or network"),
 ])
 def test_bad_arguments(args, words, capsys) -> None:
     code, out, err = run_main(["--web", *args], capsys)
@@ -91,7 +92,8 @@ def test_server_from_the_command_line() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen([sys.executable, "-m", "sichuan_env.play", "--web", "--port", "0",
-                             "--seats", "random,you,greedy,random", "--seed", "4"],
+                             "--seats", "random,you,greedy,random", "--seed", "4",
+                             "--games-per-client", "1"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env=env)
     try:
@@ -107,6 +109,10 @@ def test_server_from_the_command_line() -> None:
                                                                 "random"]
             # the Host header is checked on a loopback address
             assert client.get("/", headers={"host": "evil.example"}).status_code == 400
+        # the limit counts this client's address, whatever X-Forwarded-For says
+        with httpx.Client(base_url=m[1], timeout=300) as other:
+            r = other.post("/api/new", json={}, headers={"X-Forwarded-For": "10.1.2.3"})
+            assert r.status_code == 429 and "at most 1" in r.json()["error"]
     finally:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)

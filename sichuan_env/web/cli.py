@@ -5,7 +5,7 @@
     python -m sichuan_env.play --web [--host 127.0.0.1] [--port 8000]
         [--seats you,rules,rules,rules] [--rules mil] [--seed S] [--allow-host NAME]
         [--max-games N] [--games-per-client N] [--idle-minutes M] [--bot-time-limit S]
-        [--bot-workers N] [--fallback SPEC]
+        [--bot-workers N] [--fallback SPEC] [--trusted-proxy ADDR]
 
 ``--seats``: four comma-separated entries in seat order (seat 0 deals), exactly one of
 them ``you``; the others are agent specs for :func:`sichuan_env.agent.make_agent`
@@ -18,13 +18,16 @@ the port can play); the ``Host`` header must then be an IP address, ``localhost`
 ``--host`` or a name given with ``--allow-host``. ``--max-games``,
 ``--games-per-client``, ``--idle-minutes``, ``--bot-time-limit`` and ``--fallback`` set
 the limits of docs/play.md; bots other than random, greedy and rules think in
-``--bot-workers`` processes. Bad arguments print one line and exit with status 2.
+``--bot-workers`` processes. The per-address limit counts the address of the connection;
+behind a reverse proxy, ``--trusted-proxy ADDR`` (repeatable) reads the client from the
+``X-Forwarded-For`` header of requests from that address only. Bad arguments print one
+line and exit with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import socket
+import ipaddress
 import sys
 from typing import NoReturn
 
@@ -81,6 +84,15 @@ def _positive(kind: type, what: str):
     return parse
 
 
+def _proxy(text: str) -> str:
+    try:
+        ipaddress.ip_network(text.strip(), strict=False)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--trusted-proxy takes an IP address or network, "
+                                         f"got {text!r}") from None
+    return text.strip()
+
+
 def url_host(host: str) -> str:
     """``host`` as written in a URL: an IPv6 address in brackets."""
     return f"[{host}]" if ":" in host else host
@@ -118,6 +130,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="the agent that plays a decision a bot failed (default rules)")
     p.add_argument("--review-k", type=_positive(int, "--review-k"), default=256,
                    help="samples per decision of 'Review this deal' (default 256)")
+    p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
+                   type=_proxy,
+                   help="a reverse proxy's address (or network) whose X-Forwarded-For names "
+                   "the client (repeatable; default none: the client is the connection's "
+                   "peer)")
     args = p.parse_args(argv)
     try:
         import starlette  # noqa: F401
@@ -129,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     from sichuan_env.rules import get_rules
     from sichuan_env.web.app import WebConfig, create_app
     from sichuan_env.web.bots import BotSpec, display_name
+    from sichuan_env.web.server import listen_socket, uvicorn_config
     from sichuan_env.web.table import warm_up
     from sichuan_env.web.workers import BotWorkers
 
@@ -155,9 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.bot_workers < 0:
         return _fail(f"--bot-workers must be 0 or more, got {args.bot_workers}")
     try:
-        sock = socket.create_server((args.host, args.port),
-                                    family=socket.AF_INET6 if ":" in args.host
-                                    else socket.AF_INET)
+        sock = listen_socket(args.host, args.port)
     except OSError as err:
         return _fail(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}")
     port = sock.getsockname()[1]
@@ -193,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     shown = ", ".join("you" if sp is None else sp.shown for sp in specs)
     print(f"Sichuan mahjong: open http://{url_host(args.host)}:{port}/ to play seat {you} "
           f"(rules {rules.preset}; seats {shown}); Ctrl-C stops.", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server = uvicorn.Server(uvicorn_config(app, args.trusted_proxy))
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:
