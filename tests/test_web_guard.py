@@ -97,7 +97,7 @@ def test_every_deal_has_its_own_secret_seed(monkeypatch):
         while not game.done:
             assert "seed" not in json.dumps(game.state())  # kept back while the deal is on
             game.act(game.step, game.legal()[0], deal=game.deal_number)
-        seeds.append(game.settlement()["seed"])
+        seeds.append(int(game.settlement()["seed"]))
         game.new_deal()
     assert seeds == drawn[:3] and len(drawn) == 4  # one fresh draw per deal
     assert max(seeds) >= 2**32  # more than the old 31 bits
@@ -110,7 +110,7 @@ def test_finished_deals_do_not_give_the_next():
     for _ in range(3):
         while not game.done:
             game.act(game.step, game.legal()[0])
-        finished.append(game.settlement()["seed"])
+        finished.append(int(game.settlement()["seed"]))
         game.new_deal()
     hands = game.game.state.hand[0, game.human].copy()
     for s in finished:
@@ -277,6 +277,70 @@ def test_bot_faults_over_http_are_json_and_the_deal_ends(tmp_path):
                 seen += r["notices"]
             assert any("seat 1's bot failed" in n for n in seen)
             assert c.get("/api/record").status_code == 200
+    finally:
+        srv.close()
+
+
+SECURITY = ("content-security-policy", "x-content-type-options", "x-frame-options",
+            "referrer-policy")
+
+
+def test_a_failing_fallback_does_not_stop_the_deal(caplog):
+    seats = [None, bot("Raiser?after=1"), BotSpec("rules"), BotSpec("rules")]
+    srv = LiveServer(create_app(WebConfig(seats, RULES, None, time_limit=2.0,
+                                          fallback=f"{BOTS}:Raiser?after=1")))
+    try:
+        with srv.client() as c, caplog.at_level("ERROR", logger="sichuan_env.web"):
+            r = c.post("/api/new", json={}).json()
+            seen = list(r["notices"])
+            while not r["done"]:
+                resp = c.post("/api/act", json={"deal": r["deal"], "step": r["step"],
+                                                "action": r["table"]["legal"][0]})
+                assert resp.status_code == 200, resp.text
+                assert all(h in resp.headers for h in SECURITY)
+                r = resp.json()
+                seen += r["notices"]
+            assert any("seat 1's bot failed (RuntimeError), and the Raiser bot failed too "
+                       "(RuntimeError): the first legal move was played for it" in n
+                       for n in seen), seen
+            assert "the fallback" in caplog.text and "failed too" in caplog.text
+            assert c.get("/api/record").status_code == 200
+    finally:
+        srv.close()
+
+
+def test_a_server_error_is_json_with_the_headers_and_the_deal_can_be_left(monkeypatch):
+    from sichuan_env.web.bots import GameBots
+
+    srv = LiveServer(create_app(make_config(["you", "random", "random", "random"])))
+    try:
+        with srv.client() as c:
+            r = c.post("/api/new", json={}).json()
+            orig = GameBots.decide
+
+            def broken(self, game):
+                raise KeyError("an engine fault")
+
+            monkeypatch.setattr(GameBots, "decide", broken)
+            resp = c.post("/api/act", json={"deal": r["deal"], "step": r["step"],
+                                             "action": r["table"]["legal"][0]})
+            assert resp.status_code == 500 and "error is logged" in resp.json()["error"]
+            assert all(h in resp.headers for h in SECURITY), resp.headers
+            assert "frame-ancestors 'none'" in resp.headers["content-security-policy"]
+            monkeypatch.setattr(GameBots, "decide", orig)
+            # the page's next read says what happened; a move says to start a new deal
+            st = c.get("/api/state").json()
+            assert any("stopped on an error of the server" in n for n in st["notices"])
+            again = c.post("/api/act", json={"deal": st["deal"], "step": st["step"],
+                                              "action": "pass"})
+            assert again.status_code == 409 and "start a new deal" in again.json()["error"]
+            r = c.post("/api/new", json={}).json()  # and a new deal plays on
+            assert r["deal"] == 1 and not r["notices"]
+            while not r["done"]:
+                resp = c.post("/api/act", json={"deal": r["deal"], "step": r["step"],
+                                                 "action": r["table"]["legal"][0]})
+                assert resp.status_code == 200
+                r = resp.json()
     finally:
         srv.close()
 

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import statistics
 import time
@@ -107,3 +108,36 @@ def test_forwarded_for_is_read_from_a_trusted_proxy():
             "10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.3"]
     finally:
         srv.close()
+
+
+BIG_SEED = 2**63 + 18190955137  # over 2**53: a JSON number would not keep it
+
+
+def test_a_64_bit_seed_reaches_the_page_and_the_replay_exactly():
+    from sichuan_env import records
+    from sichuan_env.game import Game
+
+    srv = LiveServer(create_app(make_config(["you", "random", "random", "random"],
+                                            seed=BIG_SEED)))
+    try:
+        with srv.client() as c:
+            r = c.post("/api/new", json={}).json()
+            while not r["done"]:
+                r = c.post("/api/act", json={"deal": r["deal"], "step": r["step"],
+                                             "action": r["table"]["legal"][0]}).json()
+            exact = BIG_SEED  # deal n of the game is dealt from seed + n; the first is 0
+            text = c.get("/api/state").text
+            # read as the page's script reads it: every JSON number a double
+            as_js = json.loads(text, parse_int=float)
+            assert as_js["settlement"]["seed"] == str(exact)
+            assert float(exact) != exact  # a number would have come back changed
+            rec = json.loads(c.get("/api/record").text)  # the record file: exact digits
+            assert rec["seed"] == exact and int(as_js["settlement"]["seed"]) == rec["seed"]
+            records.replay(rec)  # the record replays
+            replayed = Game.new(int(as_js["settlement"]["seed"]), "mil")
+            assert replayed.state.wall.tolist() == Game.new(exact, "mil").state.wall.tolist()
+            page = c.get("/replay").text
+            assert f"seed {exact}" in page
+    finally:
+        srv.close()
+

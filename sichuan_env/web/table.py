@@ -148,7 +148,7 @@ class WebGame:
         human's first decision; returns the frames of the bots' moves (see :meth:`act`)."""
         self.deal_number += 1
         self.start(Game.new(self.seeds.seed(self.deal_number), self.rules))
-        return self._run_bots()
+        return self._run_bots_or_stop()
 
     def start(self, game: Game) -> None:
         """Begin ``game`` as this game's current deal (without playing the bots)."""
@@ -157,6 +157,7 @@ class WebGame:
         self.step = 0
         self.log: list[str] = []
         self.notices = []
+        self.stopped: str | None = None  # the deal stopped on a server error
         self._pending: list[str] = []
 
     @property
@@ -186,6 +187,18 @@ class WebGame:
         lines, self._pending = self._pending, []
         self.log.extend(lines)
         return {"moves": lines, "table": self.table(legal=False)}
+
+    def _run_bots_or_stop(self) -> list[dict[str, Any]]:
+        """:meth:`_run_bots`; when it raises (a fault of the server: a failing bot is
+        replaced by the fallback, and that by the first legal move), the deal is stopped
+        with a notice that says so, and the error raised (a 500 for the request)."""
+        try:
+            return self._run_bots()
+        except Exception as err:
+            self.stopped = (f"this deal stopped on an error of the server "
+                            f"({type(err).__name__}): start a new deal")
+            self.notices.append(self.stopped)
+            raise
 
     def _run_bots(self) -> list[dict[str, Any]]:
         frames = []
@@ -221,6 +234,8 @@ class WebGame:
         if deal is not None and deal != self.deal_number:
             raise GameError(f"stale deal {deal}: the game is at deal {self.deal_number}; "
                             "reload the table")
+        if self.stopped is not None:
+            raise GameError(self.stopped)
         if self.game.done:
             raise GameError("the deal is over: start a new deal")
         if step != self.step:
@@ -239,7 +254,7 @@ class WebGame:
         self.step += 1
         self.notices = []
         frames = [] if frame is None else [frame]
-        return frames + self._run_bots()
+        return frames + self._run_bots_or_stop()
 
     # ------------------------------------------------------------------ reading
     def legal(self) -> list[str]:
@@ -269,7 +284,9 @@ class WebGame:
                 "fans": w["fans"] if w["seat"] == self.human else None,
             })
         return {
-            "end": self.game.end, "scores": self.game.scores, "seed": self.game.record()["seed"],
+            # a string: a 64-bit seed is no exact JSON number for the page's script
+            "end": self.game.end, "scores": self.game.scores,
+            "seed": str(self.game.record()["seed"]),
             "payments": [payment_text(p, self.human) for p in self.game.payments],
             "wins": wins,
         }
