@@ -127,15 +127,15 @@ class GameBots:
         try:
             if self._isolated(spec):
                 assert self.worker is not None
-                action = self.worker.decide(self.label, seat, name, spec.preset, state,
-                                            self.time_limit)
+                future = self.worker.ask(self.label, seat, name, spec.preset, state,
+                                         self.time_limit)
             else:
                 future = BOT_THREADS.submit(choose_one, state, agent, name)
-                try:
-                    action = future.result(timeout=self.time_limit)
-                except FutureTimeout:
-                    self._busy[seat] = future
-                    raise TimeoutError from None
+            try:
+                action = int(future.result(timeout=self.time_limit))
+            except FutureTimeout:
+                self._busy[seat] = future  # the fallback plays the seat until it returns
+                raise TimeoutError from None
         except TimeoutError:
             if self.fallback_spec is None:
                 raise
