@@ -43,6 +43,7 @@ def run_main(argv: list[str], capsys) -> tuple[int, str, str]:
     (["--rules", "nosuch"], "unknown rule preset 'nosuch'"),
     (["--seed", "x"], "invalid int value"),
     (["--colour", "red"], "unrecognized arguments"),
+    (["--claim-window-ms", "-1"], "--claim-window-ms must be 0 to 60000, got -1"),
     (["--trusted-proxy", "myproxy"], "--trusted-proxy takes an IP address or network"),
 ])
 def test_bad_arguments(args, words, capsys) -> None:
@@ -99,8 +100,9 @@ def test_server_from_the_command_line() -> None:
     try:
         line = proc.stdout.readline()
         m = re.search(r"open (http://127\.0\.0\.1:(\d+)/) to play seat 1 \(rules mil; seats "
-                      r"random, you, greedy, random\)", line)
+                      r"random, you, greedy, random; claim windows (\d+) ms\)", line)
         assert m, line
+        assert 10 <= int(m[3]) < 200  # from the bots' answers in the trial deal
         with httpx.Client(base_url=m[1], timeout=300) as client:
             assert client.get("/").status_code == 200
             r = client.post("/api/new", json={}).json()

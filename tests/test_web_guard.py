@@ -28,7 +28,7 @@ import pytest
 from sichuan_env.actions import action_to_str
 from sichuan_env.game import Game
 from sichuan_env.rules import get_rules
-from sichuan_env.state import ROB
+from sichuan_env.state import CLAIM, ROB
 from sichuan_env.web import table as web_table
 from sichuan_env.web.app import COOKIE, WebConfig, create_app
 from sichuan_env.web.bots import BotSpec, display_name
@@ -125,6 +125,50 @@ def test_a_fixed_seed_is_reproducible():
     assert np.array_equal(a.game.state.wall, b.game.state.wall)
     a.new_deal()
     assert np.array_equal(a.game.state.wall, Game.new(8, RULES).state.wall)
+
+
+def auc(pos: list[float], neg: list[float]) -> float:
+    """The chance that a value of ``pos`` is above one of ``neg`` (ties half): how well a
+    threshold on the value tells them apart (0.5: not at all)."""
+    p, n = np.asarray(pos)[:, None], np.asarray(neg)[None, :]
+    return float(((p > n).sum() + 0.5 * (p == n).sum()) / (p.size * n.size))
+
+
+def answer_times(claim_window: float, deals: int) -> tuple[list[float], list[float]]:
+    """The time of each of the human's discards up to its next decision, split by whether
+    a bot was asked in the discard's claim window (hidden from the human) or not."""
+    game = WebGame([None] + [bot("ClaimThinker?seconds=0.008")] * 3, RULES, DealSeeds(40),
+                   claim_window=claim_window)
+    phases: list[int] = []
+    decide = game.bots.decide
+
+    def spy(g):
+        phases.append(int(g.state.phase[0]))
+        return decide(g)
+
+    game.bots.decide = spy
+    asked, not_asked = [], []
+    for _ in range(deals):
+        while not game.done:
+            action = game.legal()[0]
+            phases.clear()
+            t = time.perf_counter()
+            game.act(game.step, action)
+            took = time.perf_counter() - t
+            if action.startswith("discard"):
+                window = bool(phases) and phases[0] in (CLAIM, ROB)
+                (asked if window else not_asked).append(took)
+        game.new_deal()
+    return asked, not_asked
+
+
+def test_a_claim_window_takes_the_same_time_whether_or_not_a_bot_was_asked():
+    asked, not_asked = answer_times(0.0, 3)  # unpadded: the bots' thinking shows
+    assert len(asked) >= 5 and auc(asked, not_asked) > 0.9, auc(asked, not_asked)
+    asked, not_asked = answer_times(0.04, 6)
+    assert len(asked) >= 10 and len(not_asked) >= 30, (len(asked), len(not_asked))
+    assert auc(asked, not_asked) < 0.66, (auc(asked, not_asked), sorted(asked),
+                                          sorted(not_asked)[-5:])
 
 
 # ----------------------------------------------------------------------------- limits

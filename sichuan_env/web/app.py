@@ -62,7 +62,7 @@ from sichuan_env.web.bots import BotSpec
 from sichuan_env.web.guard import HostCheck, SecurityHeaders, inline_script_csp, read_json_body
 from sichuan_env.web.review import Reviews
 from sichuan_env.web.store import GameEntry, GameStore
-from sichuan_env.web.table import DealSeeds, GameError, WebGame
+from sichuan_env.web.table import MIN_CLAIM_WINDOW, DealSeeds, GameError, WebGame
 from sichuan_env.web.workers import BotWorkers
 
 __all__ = ["COOKIE", "GAME_THREADS", "MAX_BODY", "GameFactory", "WebConfig", "create_app",
@@ -87,7 +87,10 @@ class WebConfig:
     :class:`~sichuan_env.web.store.GameStore`, the bots' time limit per decision and
     fallback agent, the worker processes in which isolated bot seats think, and
     ``review_k`` samples per decision of a deal's review and ``max_reviews`` reviews
-    queued at most (:class:`~sichuan_env.web.review.Reviews`)."""
+    queued at most (:class:`~sichuan_env.web.review.Reviews`), and the time every
+    discard's claim window takes at least (``claim_window``, see
+    :class:`~sichuan_env.web.table.WebGame`; the command line sets it from the bots'
+    answers in a trial deal)."""
 
     seats: Sequence[BotSpec | None]
     rules: Rules
@@ -100,6 +103,7 @@ class WebConfig:
     workers: BotWorkers | None = None  # the worker processes of isolated bot seats
     review_k: int = 256
     max_reviews: int = 16
+    claim_window: float = MIN_CLAIM_WINDOW  # seconds every discard's claim window takes
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -180,7 +184,8 @@ def default_game(config: WebConfig, number: int) -> WebGame:
     seeds, the configured bots' limits."""
     return WebGame(config.seats, config.rules, DealSeeds(config.seed),
                    time_limit=config.time_limit, fallback=config.fallback,
-                   label=f"#{number}", workers=config.workers)
+                   label=f"#{number}", workers=config.workers,
+                   claim_window=config.claim_window)
 
 
 def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None,

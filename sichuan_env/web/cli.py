@@ -5,7 +5,7 @@
     python -m sichuan_env.play --web [--host 127.0.0.1] [--port 8000]
         [--seats you,rules,rules,rules] [--rules mil] [--seed S] [--allow-host NAME]
         [--max-games N] [--games-per-client N] [--idle-minutes M] [--bot-time-limit S]
-        [--bot-workers N] [--fallback SPEC] [--trusted-proxy ADDR]
+        [--bot-workers N] [--fallback SPEC] [--claim-window-ms MS] [--trusted-proxy ADDR]
 
 ``--seats``: four comma-separated entries in seat order (seat 0 deals), exactly one of
 them ``you``; the others are agent specs for :func:`sichuan_env.agent.make_agent`
@@ -18,7 +18,9 @@ the port can play); the ``Host`` header must then be an IP address, ``localhost`
 ``--host`` or a name given with ``--allow-host``. ``--max-games``,
 ``--games-per-client``, ``--idle-minutes``, ``--bot-time-limit`` and ``--fallback`` set
 the limits of docs/play.md; bots other than random, greedy and rules think in
-``--bot-workers`` processes. The per-address limit counts the address of the connection;
+``--bot-workers`` processes. Every discard's claim window takes ``--claim-window-ms`` at
+least, whether or not a bot could claim (default: from the bots' answers in the trial
+deal; see docs/play.md). The per-address limit counts the address of the connection;
 behind a reverse proxy, ``--trusted-proxy ADDR`` (repeatable) reads the client from the
 ``X-Forwarded-For`` header of requests from that address only. Bad arguments print one
 line and exit with status 2.
@@ -130,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="the agent that plays a decision a bot failed (default rules)")
     p.add_argument("--review-k", type=_positive(int, "--review-k"), default=256,
                    help="samples per decision of 'Review this deal' (default 256)")
+    p.add_argument("--claim-window-ms", type=float, default=None, metavar="MS",
+                   help="the time every discard's claim window takes at least, whether or "
+                   "not a bot could claim (default: from the bots' answers in a trial deal; "
+                   "0: no padding)")
     p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
                    type=_proxy,
                    help="a reverse proxy's address (or network) whose X-Forwarded-For names "
@@ -147,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     from sichuan_env.web.app import WebConfig, create_app
     from sichuan_env.web.bots import BotSpec, display_name
     from sichuan_env.web.server import listen_socket, uvicorn_config
-    from sichuan_env.web.table import warm_up
+    from sichuan_env.web.table import claim_window_for, warm_up
     from sichuan_env.web.workers import BotWorkers
 
     try:
@@ -172,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     specs = specs[:4]
     if args.bot_workers < 0:
         return _fail(f"--bot-workers must be 0 or more, got {args.bot_workers}")
+    if args.claim_window_ms is not None and not 0 <= args.claim_window_ms <= 60_000:
+        return _fail(f"--claim-window-ms must be 0 to 60000, got {args.claim_window_ms:g}")
     try:
         sock = listen_socket(args.host, args.port)
     except OSError as err:
@@ -182,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     heavy = sorted({sp.spec for sp in specs if sp is not None and sp.isolated})
     workers = BotWorkers(args.bot_workers, heavy, rules.preset) if heavy else None
     try:
-        warm_up([sp and BotSpec(sp.spec, sp.preset) for sp in specs], rules)
+        answers = warm_up([sp and BotSpec(sp.spec, sp.preset) for sp in specs], rules)
         if workers is not None:
             workers.wait_ready()
     except Exception as err:  # a bot that fails in play: one line, like a bad spec
@@ -199,16 +207,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: warning: listening on {args.host}: anyone who can reach port {port} "
               "of this machine can play here (no passwords; see docs/play.md)",
               file=sys.stderr, flush=True)
+    window = (claim_window_for(answers, args.bot_time_limit) if args.claim_window_ms is None
+              else args.claim_window_ms / 1000)
     hosts = [*LOOPBACK, args.host, *args.allow_host]
     config = WebConfig(specs, rules, args.seed, max_games=args.max_games,
                        per_client=args.games_per_client, idle_seconds=args.idle_minutes * 60,
                        time_limit=args.bot_time_limit, fallback=args.fallback,
-                       workers=workers, review_k=args.review_k)
+                       workers=workers, review_k=args.review_k, claim_window=window)
     app = create_app(config, allowed_hosts=hosts, ip_hosts=not loopback)
     you = seats.index(next(s for s in seats if s.lower() == "you"))
     shown = ", ".join("you" if sp is None else sp.shown for sp in specs)
     print(f"Sichuan mahjong: open http://{url_host(args.host)}:{port}/ to play seat {you} "
-          f"(rules {rules.preset}; seats {shown}); Ctrl-C stops.", flush=True)
+          f"(rules {rules.preset}; seats {shown}; claim windows {window * 1000:.0f} ms); "
+          "Ctrl-C stops.", flush=True)
     server = uvicorn.Server(uvicorn_config(app, args.trusted_proxy))
     try:
         server.run(sockets=[sock])
