@@ -141,3 +141,58 @@ def test_a_64_bit_seed_reaches_the_page_and_the_replay_exactly():
     finally:
         srv.close()
 
+
+
+def test_what_a_game_costs_and_how_many_fit():
+    import subprocess
+    import sys
+
+    from sichuan_env.web.memory import fitting_games, game_cost
+
+    hog = ("b = bytearray(60 * 2**20); b[::4096] = b'x' * len(b[::4096]); "
+           "print('ready', flush=True); input()")
+
+    def build():  # a game whose bot runs a program of 60 MiB
+        proc = subprocess.Popen([sys.executable, "-c", hog], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline() == "ready\n"
+        return proc
+
+    def close(proc):
+        proc.kill()
+        proc.wait()
+
+    cost = game_cost(build, close, games=2)
+    if cost is None:
+        pytest.skip("no /proc here: nothing is measured")
+    assert 60 * 2**20 <= cost < 120 * 2**20, cost / 2**20
+    assert fitting_games(200, cost, 10 * 2**30) == int(0.75 * 10 * 2**30 // cost)
+    assert fitting_games(200, 2**20, 10 * 2**30) == 200  # fits: as asked
+    assert fitting_games(200, 2**30, 2**29) == 1  # never below one game
+    assert fitting_games(200, None, 2**30) == 200 and fitting_games(200, 2**20, None) == 200
+
+
+@pytest.mark.slow  # starts bot programs
+def test_the_command_line_lowers_the_game_limit_to_the_memory(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    bot = "exec:python -m sichuan_env.bot_server random"
+    proc = subprocess.Popen([sys.executable, "-m", "sichuan_env.play", "--web", "--port", "0",
+                             "--seats", f"you,{bot},random,random", "--memory-mb", "50",
+                             "--bot-workers", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=root, env=env)
+    try:
+        line = proc.stdout.readline()
+        assert "open http://" in line, line
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert "warning: at most 1 games (not 200): a game costs about" in err, err
+    assert "--memory-mb is 50" in err and "Traceback" not in err

@@ -5,7 +5,8 @@
     python -m sichuan_env.play --web [--host 127.0.0.1] [--port 8000]
         [--seats you,rules,rules,rules] [--rules mil] [--seed S] [--allow-host NAME]
         [--max-games N] [--games-per-client N] [--idle-minutes M] [--bot-time-limit S]
-        [--bot-workers N] [--fallback SPEC] [--claim-window-ms MS] [--trusted-proxy ADDR]
+        [--bot-workers N] [--fallback SPEC] [--claim-window-ms MS] [--memory-mb MB]
+        [--trusted-proxy ADDR]
 
 ``--seats``: four comma-separated entries in seat order (seat 0 deals), exactly one of
 them ``you``; the others are agent specs for :func:`sichuan_env.agent.make_agent`
@@ -20,7 +21,10 @@ the port can play); the ``Host`` header must then be an IP address, ``localhost`
 the limits of docs/play.md; bots other than random, greedy and rules think in
 ``--bot-workers`` processes. Every discard's claim window takes ``--claim-window-ms`` at
 least, whether or not a bot could claim (default: from the bots' answers in the trial
-deal; see docs/play.md). The per-address limit counts the address of the connection;
+deal; see docs/play.md). ``--max-games`` is lowered to the games whose bots fit
+``--memory-mb`` (default 75% of the memory available at start; what a game costs is
+measured at start, :mod:`sichuan_env.web.memory`), with a one-line warning. The
+per-address limit counts the address of the connection;
 behind a reverse proxy, ``--trusted-proxy ADDR`` (repeatable) reads the client from the
 ``X-Forwarded-For`` header of requests from that address only. Bad arguments print one
 line and exit with status 2.
@@ -132,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="the agent that plays a decision a bot failed (default rules)")
     p.add_argument("--review-k", type=_positive(int, "--review-k"), default=256,
                    help="samples per decision of 'Review this deal' (default 256)")
+    p.add_argument("--memory-mb", type=_positive(int, "--memory-mb"), default=None,
+                   metavar="MB", help="memory the games may take (default 75%% of what is "
+                   "available at start): --max-games is lowered to the games that fit")
     p.add_argument("--claim-window-ms", type=float, default=None, metavar="MS",
                    help="the time every discard's claim window takes at least, whether or "
                    "not a bot could claim (default: from the bots' answers in a trial deal; "
@@ -151,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     from sichuan_env.agent import make_agent
     from sichuan_env.rules import get_rules
     from sichuan_env.web.app import WebConfig, create_app
-    from sichuan_env.web.bots import BotSpec, display_name
+    from sichuan_env.web.bots import BotSpec, GameBots, display_name
+    from sichuan_env.web.memory import MEMORY_SHARE, available_memory, fitting_games, game_cost
     from sichuan_env.web.server import listen_socket, uvicorn_config
     from sichuan_env.web.table import claim_window_for, warm_up
     from sichuan_env.web.workers import BotWorkers
@@ -190,9 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     heavy = sorted({sp.spec for sp in specs if sp is not None and sp.isolated})
     workers = BotWorkers(args.bot_workers, heavy, rules.preset) if heavy else None
     try:
-        answers = warm_up([sp and BotSpec(sp.spec, sp.preset) for sp in specs], rules)
+        plain = [sp and BotSpec(sp.spec, sp.preset) for sp in specs]
+        answers = warm_up(plain, rules)
         if workers is not None:
             workers.wait_ready()
+        per_game = game_cost(lambda: GameBots(plain, fallback=None), GameBots.close)
     except Exception as err:  # a bot that fails in play: one line, like a bad spec
         sock.close()
         if workers is not None:
@@ -207,10 +217,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: warning: listening on {args.host}: anyone who can reach port {port} "
               "of this machine can play here (no passwords; see docs/play.md)",
               file=sys.stderr, flush=True)
+    budget = (args.memory_mb * 2**20 if args.memory_mb is not None
+              else available_memory())
+    max_games = fitting_games(args.max_games, per_game, budget,
+                              share=1.0 if args.memory_mb is not None else MEMORY_SHARE)
+    if max_games < args.max_games:
+        assert per_game is not None and budget is not None
+        print(f"{PROG}: warning: at most {max_games} games (not {args.max_games}): a game "
+              f"costs about {per_game / 2**20:.0f} MiB (its bots), and "
+              + (f"--memory-mb is {args.memory_mb}" if args.memory_mb is not None else
+                 f"{MEMORY_SHARE:.0%} of the {budget / 2**20:.0f} MiB available is "
+                 f"{MEMORY_SHARE * budget / 2**20:.0f}"),
+              file=sys.stderr, flush=True)
     window = (claim_window_for(answers, args.bot_time_limit) if args.claim_window_ms is None
               else args.claim_window_ms / 1000)
     hosts = [*LOOPBACK, args.host, *args.allow_host]
-    config = WebConfig(specs, rules, args.seed, max_games=args.max_games,
+    config = WebConfig(specs, rules, args.seed, max_games=max_games,
                        per_client=args.games_per_client, idle_seconds=args.idle_minutes * 60,
                        time_limit=args.bot_time_limit, fallback=args.fallback,
                        workers=workers, review_k=args.review_k, claim_window=window)

@@ -387,11 +387,10 @@ MIN_CLAIM_WINDOW = 0.010
 
 def claim_window_for(times: Sequence[float], time_limit: float) -> float:
     """The claim window to pad to for bots whose window answers took ``times`` seconds
-    (:func:`warm_up`): three answers (every other seat asked) at the 95th percentile of
-    the later ones (the first few pay for compiling), with half as much again for a
-    busier machine; at least :data:`MIN_CLAIM_WINDOW`, at most ``time_limit``."""
-    later = sorted(times[3:] if len(times) > 6 else times)
-    if not later:
+    (:func:`warm_up`): three answers (every other seat asked) of twice the median answer
+    each (the median: the first answers of a fresh process pay for compiling); at least
+    :data:`MIN_CLAIM_WINDOW`, at most ``time_limit``."""
+    if not times:
         return MIN_CLAIM_WINDOW
-    p95 = later[min(len(later) - 1, int(0.95 * len(later)))]
-    return min(float(time_limit), max(MIN_CLAIM_WINDOW, 1.5 * 3 * p95))
+    median = sorted(times)[len(times) // 2]
+    return min(float(time_limit), max(MIN_CLAIM_WINDOW, 3 * 2 * median))
