@@ -165,7 +165,7 @@ def answer_times(claim_window: float, deals: int) -> tuple[list[float], list[flo
 def test_a_claim_window_takes_the_same_time_whether_or_not_a_bot_was_asked():
     asked, not_asked = answer_times(0.0, 3)  # unpadded: the bots' thinking shows
     assert len(asked) >= 5 and auc(asked, not_asked) > 0.9, auc(asked, not_asked)
-    asked, not_asked = answer_times(0.04, 6)
+    asked, not_asked = answer_times(0.06, 6)
     assert len(asked) >= 10 and len(not_asked) >= 30, (len(asked), len(not_asked))
     assert auc(asked, not_asked) < 0.66, (auc(asked, not_asked), sorted(asked),
                                           sorted(not_asked)[-5:])
@@ -538,7 +538,7 @@ def test_isolated_bots_think_in_a_worker_process(caplog):
 
 @pytest.mark.slow  # starts a worker process
 def test_a_slow_bot_delays_only_its_own_game():
-    """Eleven games share one worker process; one game's bots think 1.5 s per decision.
+    """Eleven games share one worker process; one game's bots think 2.5 s per decision.
     The other ten games' moves take as long as without it (before, they waited for the
     slow decisions in turn and their own bots ran out of time)."""
     from sichuan_env.web.workers import BotWorkers
@@ -548,7 +548,7 @@ def test_a_slow_bot_delays_only_its_own_game():
 
     workers = BotWorkers(1)
     try:
-        slow = WebGame([None] + [iso("Sleeper?seconds=1.5")] * 3, RULES, DealSeeds(5),
+        slow = WebGame([None] + [iso("Sleeper?seconds=2.5")] * 3, RULES, DealSeeds(5),
                        time_limit=10, workers=workers, label="#slow")
         quick = [WebGame([None] + [iso("Passer")] * 3, RULES, DealSeeds(10 + i),
                          time_limit=10, workers=workers, label=f"#q{i}") for i in range(10)]
@@ -581,8 +581,9 @@ def test_a_slow_bot_delays_only_its_own_game():
         time.sleep(0.2)
         beside = quick_moves()
         assert alone and beside
-        assert max(beside) < 0.75, (sorted(alone)[-3:], sorted(beside)[-3:])
-        assert np.median(beside) < np.median(alone) + 0.1, (np.median(alone),
+        # before, a quick decision waited for the slow one in progress (up to 2.5 s)
+        assert max(beside) < 1.5, (sorted(alone)[-3:], sorted(beside)[-3:])
+        assert np.median(beside) < np.median(alone) + 0.2, (np.median(alone),
                                                             np.median(beside))
         assert mover.is_alive(), "the slow game's move should still be thinking"
         mover.join(60)
