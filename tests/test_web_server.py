@@ -196,3 +196,27 @@ def test_the_command_line_lowers_the_game_limit_to_the_memory(tmp_path):
         _, err = proc.communicate(timeout=60)
     assert "warning: at most 1 games (not 200): a game costs about" in err, err
     assert "--memory-mb is 50" in err and "Traceback" not in err
+
+
+def test_an_exec_bot_game_runs_one_program_per_seat_and_keeps_none_spare():
+    import os
+    import sys
+    from pathlib import Path
+
+    from sichuan_env.web import bot_spec
+    from sichuan_env.web.bots import BotSpec, GameBots
+    from sichuan_env.web.memory import _children
+
+    if not Path("/proc").is_dir():
+        pytest.skip("no /proc here")
+    bot = Path(__file__).parent / "support" / "fault_bot.py"
+    spec = BotSpec(f"exec:{sys.executable} {bot} ok")
+    before = _children(os.getpid())
+    games = [GameBots([None, spec, spec, spec], fallback=None) for _ in range(2)]
+    try:
+        started = _children(os.getpid()) - before
+        assert len(started) == 6  # three seats, two games: no prototype program kept
+        assert not any(k[0] == spec.spec for k in bot_spec._FRESH)
+    finally:
+        for g in games:
+            g.close()
