@@ -376,8 +376,11 @@ def warm_up(seats: Sequence[BotSpec | None], rules: Rules, seed: int = 0,
         return out
 
     game.bots.decide = timed  # type: ignore[method-assign]
-    while not game.done:
-        game.act(game.step, game.legal()[0])
+    try:
+        while not game.done:
+            game.act(game.step, game.legal()[0])
+    finally:
+        game.close()  # the programs of its exec: bots end
     return times
 
 
