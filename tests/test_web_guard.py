@@ -137,7 +137,7 @@ def auc(pos: list[float], neg: list[float]) -> float:
 def answer_times(claim_window: float, deals: int) -> tuple[list[float], list[float]]:
     """The time of each of the human's discards up to its next decision, split by whether
     a bot was asked in the discard's claim window (hidden from the human) or not."""
-    game = WebGame([None] + [bot("ClaimThinker?seconds=0.008")] * 3, RULES, DealSeeds(40),
+    game = WebGame([None] + [bot("ClaimThinker?seconds=0.012")] * 3, RULES, DealSeeds(40),
                    claim_window=claim_window)
     phases: list[int] = []
     decide = game.bots.decide
@@ -164,11 +164,26 @@ def answer_times(claim_window: float, deals: int) -> tuple[list[float], list[flo
 
 def test_a_claim_window_takes_the_same_time_whether_or_not_a_bot_was_asked():
     asked, not_asked = answer_times(0.0, 3)  # unpadded: the bots' thinking shows
-    assert len(asked) >= 5 and auc(asked, not_asked) > 0.9, auc(asked, not_asked)
-    asked, not_asked = answer_times(0.06, 6)
+    assert len(asked) >= 5 and auc(asked, not_asked) > 0.8, auc(asked, not_asked)
+    asked, not_asked = answer_times(0.07, 6)
     assert len(asked) >= 10 and len(not_asked) >= 30, (len(asked), len(not_asked))
-    assert auc(asked, not_asked) < 0.66, (auc(asked, not_asked), sorted(asked),
+    # 13 against 65: the AUC of pure chance is 0.5 +- 0.09
+    assert auc(asked, not_asked) < 0.75, (auc(asked, not_asked), sorted(asked),
                                           sorted(not_asked)[-5:])
+    assert abs(np.median(asked) - np.median(not_asked)) < 0.005
+
+
+def test_the_claim_window_follows_the_slowest_bot():
+    from sichuan_env.web.table import MIN_CLAIM_WINDOW, claim_window_for
+
+    quick = [(s, True, 0.001) for s in (1, 2) for _ in range(5)]
+    slow = [(3, True, t) for t in (0.05, 0.08, 0.08, 0.09, 2.0)]  # one compiling answer
+    assert claim_window_for(quick + slow, 10) == pytest.approx(2 * (0.001 + 0.001 + 0.08))
+    assert claim_window_for(quick, 10) == MIN_CLAIM_WINDOW
+    assert claim_window_for(slow, 0.1) == 0.1  # never past the time limit
+    # a seat asked in fewer than three windows: the median of all its answers
+    rare = [(1, True, 0.3), (1, False, 0.01), (1, False, 0.02), (1, False, 0.02)]
+    assert claim_window_for(rare, 10) == pytest.approx(2 * 0.02)
 
 
 # ----------------------------------------------------------------------------- limits

@@ -358,21 +358,22 @@ class WebGame:
 
 
 def warm_up(seats: Sequence[BotSpec | None], rules: Rules, seed: int = 0,
-            time_limit: float = 600.0) -> list[float]:
+            time_limit: float = 600.0) -> list[tuple[int, bool, float]]:
     """Play one deal with these bots (the human's moves: the first legal ones), so that the
     compiled kernels are ready before the first browser asks (on a fresh checkout they
     compile for about a minute) and a bot that fails is found before the server starts:
-    its error is raised (no fallback plays for it here). Returns the seconds of each of
-    the bots' answers in claim and rob windows (for :func:`claim_window_for`)."""
+    its error is raised (no fallback plays for it here). Returns each of the bots'
+    answers as ``(seat, in a claim or rob window, seconds)`` (for
+    :func:`claim_window_for`)."""
     game = WebGame(seats, rules, DealSeeds(seed), time_limit=time_limit, fallback=None)
-    times: list[float] = []
+    answers: list[tuple[int, bool, float]] = []
     decide = game.bots.decide
 
     def timed(g: Game) -> Any:
+        seat, window = int(g.current_seat), int(g.state.phase[0]) in (CLAIM, ROB)
         t = time.perf_counter()
         out = decide(g)
-        if int(g.state.phase[0]) in (CLAIM, ROB):
-            times.append(time.perf_counter() - t)
+        answers.append((seat, window, time.perf_counter() - t))
         return out
 
     game.bots.decide = timed  # type: ignore[method-assign]
@@ -381,19 +382,23 @@ def warm_up(seats: Sequence[BotSpec | None], rules: Rules, seed: int = 0,
             game.act(game.step, game.legal()[0])
     finally:
         game.close()  # the programs of its exec: bots end
-    return times
+    return answers
 
 
 #: The least padding of a claim window (seconds): a few answers of a quick bot.
 MIN_CLAIM_WINDOW = 0.010
 
 
-def claim_window_for(times: Sequence[float], time_limit: float) -> float:
-    """The claim window to pad to for bots whose window answers took ``times`` seconds
-    (:func:`warm_up`): three answers (every other seat asked) of twice the median answer
-    each (the median: the first answers of a fresh process pay for compiling); at least
+def claim_window_for(answers: Sequence[tuple[int, bool, float]], time_limit: float) -> float:
+    """The claim window to pad to for bots that answered ``answers`` (:func:`warm_up`):
+    every bot seat asked, each taking twice its median answer in a window (the median
+    of all its answers when it was asked in fewer than three windows; the median: the
+    first answers of a fresh process pay for compiling); at least
     :data:`MIN_CLAIM_WINDOW`, at most ``time_limit``."""
-    if not times:
-        return MIN_CLAIM_WINDOW
-    median = sorted(times)[len(times) // 2]
-    return min(float(time_limit), max(MIN_CLAIM_WINDOW, 3 * 2 * median))
+    total = 0.0
+    for seat in sorted({a[0] for a in answers}):
+        mine = [t for s, w, t in answers if s == seat and w]
+        if len(mine) < 3:
+            mine = [t for s, _, t in answers if s == seat]
+        total += 2 * sorted(mine)[len(mine) // 2]
+    return min(float(time_limit), max(MIN_CLAIM_WINDOW, total))
