@@ -3,7 +3,8 @@
 ::
 
     python benchmarks/web_load.py [--players 50] [--seconds 60] [--search-games 1]
-        [--think 1.0] [--bot-workers 1] [--json out.json]
+        [--slow-games 1 --slow-seconds 8] [--isolate-rules] [--think 1.0]
+        [--bot-workers 1] [--claim-window-ms MS] [--json out.json]
 
 Starts the server (``sichuan_env.play.web``, uvicorn on 127.0.0.1, a free port) in a process
 of its own, then plays ``--players`` games at once from this process (asyncio, one
@@ -11,8 +12,11 @@ of its own, then plays ``--players`` games at once from this process (asyncio, o
 time is up picks a random legal move, waits a think time (uniform between 0.5 and 1.5
 times ``--think`` seconds) and sends it; a finished deal is followed by a new one. The
 first ``--search-games`` games play against three ``search`` bots (thinking in
-``--bot-workers`` worker processes), the others against three ``rules`` bots. Every
-player also reads ``GET /api/state`` about every 5 seconds.
+``--bot-workers`` worker processes), the next ``--slow-games`` against three bots that
+sleep ``--slow-seconds`` per decision (``tests/data/web_bots.py:Sleeper``, in the workers),
+the others against three ``rules`` bots (in the server's process, or with
+``--isolate-rules`` in the workers too: the games then share the workers with the slow
+ones). Every player also reads ``GET /api/state`` about every 5 seconds.
 
 Reports the latency of the moves (``POST /api/act``: the human's move and the bots' up
 to the human's next decision) as p50/p95/p99 per kind of game, of the state reads and of
@@ -30,7 +34,6 @@ import json
 import os
 import platform
 import random
-import socket
 import subprocess
 import sys
 import time
@@ -44,42 +47,52 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 # ----------------------------------------------------------------------------- the server
-def serve(port_file: str, search_games: int, bot_workers: int, time_limit: float) -> None:
+def serve(port_file: str, search_games: int, bot_workers: int, time_limit: float,
+          slow_games: int = 0, slow_seconds: float = 8.0, isolate_rules: bool = False,
+          claim_window_ms: float | None = None) -> None:
     """Run the server (in its own process); writes its URL to ``port_file``."""
     import uvicorn
 
     from sichuan_env.core.rules import get_rules
     from sichuan_env.play.web.app import WebConfig, create_app, default_game
     from sichuan_env.play.web.bots import BotSpec
+    from sichuan_env.play.web.server import listen_socket, uvicorn_config
     from sichuan_env.play.web.table import WebGame, warm_up
     from sichuan_env.play.web.workers import BotWorkers
 
     rules = get_rules("mil")
-    light = [None, BotSpec("rules", rules.preset), BotSpec("rules", rules.preset),
-             BotSpec("rules", rules.preset)]
+    light = [None] + [BotSpec("rules", rules.preset, isolated=isolate_rules and bot_workers > 0)
+                      for _ in range(3)]
     heavy = [None] + [BotSpec("search", rules.preset, isolated=bot_workers > 0)
                       for _ in range(3)]
-    warm_up(light, rules)
+    sleeper = f"{ROOT / 'tests' / 'data' / 'web_bots.py'}:Sleeper?seconds={slow_seconds:g}"
+    slow = [None] + [BotSpec(sleeper, rules.preset, isolated=bot_workers > 0)
+                     for _ in range(3)]
+    warm_up([sp and BotSpec(sp.spec, sp.preset) for sp in light], rules)
+    warm = (["search"] if search_games else []) + (["rules"] if isolate_rules else [])
     workers = None
-    if search_games:
-        workers = BotWorkers(bot_workers, ["search"], rules.preset) if bot_workers else None
-        if workers is not None:
-            workers.wait_ready()
-        else:
-            warm_up(heavy, rules)
+    if bot_workers and (search_games or slow_games or isolate_rules):
+        workers = BotWorkers(bot_workers, warm, rules.preset)
+        workers.wait_ready()
+    elif search_games:
+        warm_up(heavy, rules)
     config = WebConfig(light, rules, None, max_games=10_000, per_client=10_000,
                        time_limit=time_limit, workers=workers)
+    if claim_window_ms is not None:
+        config.claim_window = claim_window_ms / 1000
 
     def factory(cfg: WebConfig, number: int) -> WebGame:
-        if number <= search_games:
-            return WebGame(heavy, rules, time_limit=time_limit, label=f"#{number}",
-                           workers=workers)
+        seats = (heavy if number <= search_games else
+                 slow if number <= search_games + slow_games else None)
+        if seats is not None:
+            return WebGame(seats, rules, time_limit=time_limit, label=f"#{number}",
+                           workers=workers, claim_window=cfg.claim_window)
         return default_game(cfg, number)
 
     app = create_app(config, allowed_hosts=["127.0.0.1"], game_factory=factory)
-    sock = socket.create_server(("127.0.0.1", 0))
+    sock = listen_socket("127.0.0.1", 0)  # as the command line: TCP_NODELAY
     Path(port_file).write_text(str(sock.getsockname()[1]))
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    uvicorn.Server(uvicorn_config(app)).run(sockets=[sock])
 
 
 # ----------------------------------------------------------------------------- the players
@@ -131,7 +144,7 @@ async def player(client: Any, kind: str, deadline: float, think: float, stats: S
 
 
 async def run_players(url: str, players: int, search_games: int, seconds: float,
-                      think: float, seed: int) -> Stats:
+                      think: float, seed: int, slow_games: int = 0) -> Stats:
     import httpx
 
     stats = Stats()
@@ -141,10 +154,11 @@ async def run_players(url: str, players: int, search_games: int, seconds: float,
     deadline = time.monotonic() + seconds
     tasks = []
     for i in range(players):
-        kind = "search" if i < search_games else "rules"
+        kind = ("search" if i < search_games else
+                "slow" if i < search_games + slow_games else "rules")
         tasks.append(asyncio.create_task(player(clients[i], kind, deadline, think, stats,
                                                 random.Random(seed + i))))
-        if i < search_games:  # the search games first: they are the server's games 1..k
+        if i < search_games + slow_games:  # these first: they are the server's games 1..k
             await asyncio.sleep(0.5)
     await asyncio.gather(*tasks)
     return stats
@@ -185,13 +199,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--search-games", type=int, default=0)
     p.add_argument("--think", type=float, default=1.0, help="mean think time (s)")
     p.add_argument("--bot-workers", type=int, default=1)
+    p.add_argument("--slow-games", type=int, default=0,
+                   help="games against bots that think --slow-seconds per decision")
+    p.add_argument("--slow-seconds", type=float, default=8.0)
+    p.add_argument("--isolate-rules", action="store_true",
+                   help="the rules bots think in the worker processes too")
+    p.add_argument("--claim-window-ms", type=float, default=None,
+                   help="pad claim windows to this (default the server's default)")
     p.add_argument("--time-limit", type=float, default=10.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", default=None, help="also write the report here")
     p.add_argument("--serve", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.serve:
-        serve(args.serve, args.search_games, args.bot_workers, args.time_limit)
+        serve(args.serve, args.search_games, args.bot_workers, args.time_limit,
+              args.slow_games, args.slow_seconds, args.isolate_rules, args.claim_window_ms)
         return 0
     port_file = Path(f"/tmp/web_load_port_{os.getpid()}")
     port_file.unlink(missing_ok=True)
@@ -200,7 +222,12 @@ def main(argv: list[str] | None = None) -> int:
     srv = subprocess.Popen([sys.executable, __file__, "--serve", str(port_file),
                             "--search-games", str(args.search_games),
                             "--bot-workers", str(args.bot_workers),
-                            "--time-limit", str(args.time_limit)], env=env)
+                            "--time-limit", str(args.time_limit),
+                            "--slow-games", str(args.slow_games),
+                            "--slow-seconds", str(args.slow_seconds),
+                            *(["--isolate-rules"] if args.isolate_rules else []),
+                            *(["--claim-window-ms", str(args.claim_window_ms)]
+                              if args.claim_window_ms is not None else [])], env=env)
     try:
         t0 = time.monotonic()
         while not port_file.exists() or not port_file.read_text():
@@ -212,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         load_before = os.getloadavg()
         t = time.perf_counter()
         stats = asyncio.run(run_players(url, args.players, args.search_games, args.seconds,
-                                        args.think, args.seed))
+                                        args.think, args.seed, args.slow_games))
         wall = time.perf_counter() - t
         load_after = os.getloadavg()
     finally:
@@ -222,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "players": args.players, "search_games": args.search_games, "seconds": args.seconds,
         "think_s": args.think, "bot_workers": args.bot_workers, "wall_s": round(wall, 1),
+        "slow_games": args.slow_games, "slow_seconds": args.slow_seconds,
+        "isolate_rules": args.isolate_rules, "claim_window_ms": args.claim_window_ms,
         "load_avg_before": [round(x, 2) for x in load_before],
         "load_avg_after": [round(x, 2) for x in load_after],
         "machine": machine(),

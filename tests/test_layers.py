@@ -141,8 +141,8 @@ LAYERS: list[tuple[str, set[str]]] = [
         "aec", "gym_env", "vector", "rllib", "rllib_bulk", "random_rounds"))}),
     ("play", {"sichuan_env.play", "sichuan_env.play.__main__", "sichuan_env.play.terminal",
               "sichuan_env.play.web", *(f"sichuan_env.play.web.{m}" for m in (
-                  "app", "bot_spec", "bots", "cli", "guard", "review", "store", "table",
-                  "workers"))}),
+                  "app", "bot_spec", "bots", "cli", "guard", "memory", "review", "server",
+                  "store", "table", "workers"))}),
     ("bots", {_AG, f"{_AG}.bots", f"{_AG}.models", f"{_AG}.search", f"{_AG}.bots.greedy",
               f"{_AG}.bots.rules_bot", f"{_AG}.search.candidates"}),
     ("networks/planes", {_TR, f"{_AG}.models.candidate_features", *(f"{_TR}.{m}" for m in (

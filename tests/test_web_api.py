@@ -105,7 +105,7 @@ def check_settlement(r: dict, game: WebGame) -> None:
     rec = game.game.record()
     s = r["settlement"]
     assert r["done"] and s["scores"] == rec["scores"] and s["end"] == rec["end"]
-    assert s["seed"] == rec["seed"]
+    assert s["seed"] == str(rec["seed"])  # a string: exact for the page's script
     assert len(s["wins"]) == len(rec["wins"]) and len(s["payments"]) == len(rec["payments"])
     for w, full in zip(s["wins"], rec["wins"], strict=True):
         assert w["seat"] == full["seat"] and w["value"] == full["value"]

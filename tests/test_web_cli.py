@@ -43,6 +43,8 @@ def run_main(argv: list[str], capsys) -> tuple[int, str, str]:
     (["--rules", "nosuch"], "unknown rule preset 'nosuch'"),
     (["--seed", "x"], "invalid int value"),
     (["--colour", "red"], "unrecognized arguments"),
+    (["--claim-window-ms", "-1"], "--claim-window-ms must be 0 to 60000, got -1"),
+    (["--trusted-proxy", "myproxy"], "--trusted-proxy takes an IP address or network"),
 ])
 def test_bad_arguments(args, words, capsys) -> None:
     code, out, err = run_main(["--web", *args], capsys)
@@ -91,14 +93,16 @@ def test_server_from_the_command_line() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen([sys.executable, "-m", "sichuan_env.play", "--web", "--port", "0",
-                             "--seats", "random,you,greedy,random", "--seed", "4"],
+                             "--seats", "random,you,greedy,random", "--seed", "4",
+                             "--games-per-client", "1"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env=env)
     try:
         line = proc.stdout.readline()
         m = re.search(r"open (http://127\.0\.0\.1:(\d+)/) to play seat 1 \(rules mil; seats "
-                      r"random, you, greedy, random\)", line)
+                      r"random, you, greedy, random; claim windows (\d+) ms\)", line)
         assert m, line
+        assert 10 <= int(m[3]) < 200  # from the bots' answers in the trial deal
         with httpx.Client(base_url=m[1], timeout=300) as client:
             assert client.get("/").status_code == 200
             r = client.post("/api/new", json={}).json()
@@ -107,6 +111,10 @@ def test_server_from_the_command_line() -> None:
                                                                 "random"]
             # the Host header is checked on a loopback address
             assert client.get("/", headers={"host": "evil.example"}).status_code == 400
+        # the limit counts this client's address, whatever X-Forwarded-For says
+        with httpx.Client(base_url=m[1], timeout=300) as other:
+            r = other.post("/api/new", json={}, headers={"X-Forwarded-For": "10.1.2.3"})
+            assert r.status_code == 429 and "at most 1" in r.json()["error"]
     finally:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)

@@ -63,3 +63,16 @@ class Counter(Passer):
 
     def reset(self) -> None:
         self.resets += 1
+
+
+class ClaimThinker(Passer):
+    """Passes like :class:`Passer`, thinking ``seconds`` on each claim or rob decision
+    (those with a pass), as a slow bot does: a timing tell of the windows it is asked in."""
+
+    def __init__(self, seconds: float = 0.01) -> None:
+        self.seconds = seconds
+
+    def act(self, observation, mask) -> int:
+        if mask[PASS]:
+            time.sleep(self.seconds)
+        return super().act(observation, mask)

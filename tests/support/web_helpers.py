@@ -8,7 +8,6 @@ void, a face-down winning tile) or anything wrong fails.
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 
@@ -28,6 +27,7 @@ httpx = pytest.importorskip("httpx", reason="the web extra is not installed")
 
 from sichuan_env.play.web.app import WebConfig, create_app  # noqa: E402
 from sichuan_env.play.web.bots import BotSpec  # noqa: E402
+from sichuan_env.play.web.server import listen_socket, uvicorn_config  # noqa: E402
 from sichuan_env.play.web.table import warm_up  # noqa: E402
 
 
@@ -41,14 +41,16 @@ def make_config(seats: list[str], seed: int | None = 11, rules: str = "mil",
 
 
 class LiveServer:
-    """uvicorn serving ``app`` on a free port of 127.0.0.1, in a daemon thread."""
+    """uvicorn serving ``app`` on a free port of 127.0.0.1, in a daemon thread, as the
+    command line serves it (:mod:`sichuan_env.play.web.server`; ``trusted_proxies`` as its
+    ``--trusted-proxy``)."""
 
-    def __init__(self, app) -> None:
+    def __init__(self, app, trusted_proxies: tuple[str, ...] = ()) -> None:
         self.app = app
-        sock = socket.create_server(("127.0.0.1", 0))
+        sock = listen_socket("127.0.0.1", 0)
         self.port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        self.server = uvicorn.Server(uvicorn_config(app, trusted_proxies))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
                                        daemon=True)
         self.thread.start()

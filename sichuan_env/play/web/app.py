@@ -60,7 +60,7 @@ from sichuan_env.play.web.bots import BotSpec
 from sichuan_env.play.web.guard import HostCheck, SecurityHeaders, inline_script_csp, read_json_body
 from sichuan_env.play.web.review import Reviews
 from sichuan_env.play.web.store import GameEntry, GameStore
-from sichuan_env.play.web.table import DealSeeds, GameError, WebGame
+from sichuan_env.play.web.table import MIN_CLAIM_WINDOW, DealSeeds, GameError, WebGame
 from sichuan_env.play.web.workers import BotWorkers
 from sichuan_env.records.record import RECORD_FORMAT
 from sichuan_env.records.svg import tile_defs
@@ -87,7 +87,10 @@ class WebConfig:
     :class:`~sichuan_env.play.web.store.GameStore`, the bots' time limit per decision and
     fallback agent, the worker processes in which isolated bot seats think, and
     ``review_k`` samples per decision of a deal's review and ``max_reviews`` reviews
-    queued at most (:class:`~sichuan_env.play.web.review.Reviews`)."""
+    queued at most (:class:`~sichuan_env.play.web.review.Reviews`), and the time every
+    discard's claim window takes at least (``claim_window``, see
+    :class:`~sichuan_env.play.web.table.WebGame`; the command line sets it from the bots'
+    answers in a trial deal)."""
 
     seats: Sequence[BotSpec | None]
     rules: Rules
@@ -100,6 +103,7 @@ class WebConfig:
     workers: BotWorkers | None = None  # the worker processes of isolated bot seats
     review_k: int = 256
     max_reviews: int = 16
+    claim_window: float = MIN_CLAIM_WINDOW  # seconds every discard's claim window takes
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -139,6 +143,39 @@ def _client(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
+class _App(Starlette):
+    """Starlette with :class:`~sichuan_env.play.web.guard.SecurityHeaders` outside everything,
+    the handler of server errors included (Starlette's own middleware list sits inside
+    it, so its 500 answers went out without the headers)."""
+
+    def build_middleware_stack(self) -> Any:
+        return SecurityHeaders(_Answered(super().build_middleware_stack()))
+
+
+class _Answered:
+    """An error raised after its 500 answer went out (Starlette's handler of server
+    errors answers, logs through ours, and raises again) ends here: uvicorn would log
+    it a second time and drop the connection before the client read the answer."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        started = False
+
+        async def send_noting(message: Any) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_noting)
+        except Exception:
+            if not started:
+                raise
+
+
 GameFactory = Callable[[WebConfig, int], WebGame]
 
 
@@ -147,7 +184,8 @@ def default_game(config: WebConfig, number: int) -> WebGame:
     seeds, the configured bots' limits."""
     return WebGame(config.seats, config.rules, DealSeeds(config.seed),
                    time_limit=config.time_limit, fallback=config.fallback,
-                   label=f"#{number}", workers=config.workers)
+                   label=f"#{number}", workers=config.workers,
+                   claim_window=config.claim_window)
 
 
 def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None,
@@ -169,6 +207,21 @@ def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None,
         entry.published = _json(data)
         data["frames"] = frames
         return Response(_json(data), media_type="application/json")
+
+    def move(entry: GameEntry, play: Callable[[], list[dict[str, Any]]]) -> Response:
+        """:func:`reply` after ``play()``; when that fails on a server error, the game's
+        state as it is (with the notice that the deal stopped) is published first, so
+        that the page shows it, and the error is raised (500)."""
+        try:
+            return reply(entry, play())
+        except GameError:
+            raise
+        except Exception:
+            try:
+                entry.published = _json(entry.game.state())
+            except Exception:
+                log.exception("game %s: its state after an error", entry.game_id[:6])
+            raise
 
     async def page(request: Request) -> Response:
         return HTMLResponse(_page(), headers={"Cache-Control": "no-store"})
@@ -198,7 +251,7 @@ def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None,
                 resp = reply(entry, frames)
             else:
                 g = entry.game
-                resp = await run_for_game(entry, lambda: reply(entry, g.new_deal()))
+                resp = await run_for_game(entry, lambda: move(entry, g.new_deal))
         except GameError as err:
             return _error(str(err), err.status)
         resp.set_cookie(COOKIE, entry.game_id, httponly=True, samesite="strict")
@@ -214,8 +267,8 @@ def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None,
                                 + (f"; unknown fields {unknown}" if unknown else ""), 400)
             g = entry.game
             return await run_for_game(
-                entry, lambda: reply(entry, g.act(data["step"], data["action"],
-                                                  deal=data["deal"])))
+                entry, lambda: move(entry, lambda: g.act(data["step"], data["action"],
+                                                         deal=data["deal"])))
         except GameError as err:
             return _error(str(err), err.status)
 
@@ -300,7 +353,7 @@ def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None,
         Route("/review", review_page),
         Mount("/static", app=StaticFiles(directory=str(static)), name="static"),
     ]
-    middleware = [Middleware(SecurityHeaders)]
+    middleware = []
     if allowed_hosts is not None:
         middleware.append(Middleware(HostCheck, names=list(allowed_hosts),
                                      ip_literals=ip_hosts))
@@ -316,8 +369,8 @@ def create_app(config: WebConfig, *, allowed_hosts: Sequence[str] | None = None,
         return _error("the server failed on this request (the error is logged); if the game "
                       "stays stuck, start a new deal", 500)
 
-    app = Starlette(routes=routes, middleware=middleware,
-                    exception_handlers={HTTPException: http_error, Exception: server_error})
+    app = _App(routes=routes, middleware=middleware,
+               exception_handlers={HTTPException: http_error, Exception: server_error})
     app.state.store = store
     app.state.config = config
     app.state.reviews = reviews

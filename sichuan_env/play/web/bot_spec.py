@@ -20,6 +20,7 @@ __all__ = ["BotSpec", "choose_one", "display_name"]
 _ROW = np.zeros(1, np.intp)
 
 _FRESH: dict[tuple[str, str, int | None], Any] = {}  # never used agents, copied for games
+_UNCOPIED: set[tuple[str, str, int | None]] = set()  # specs whose agents are not copied
 
 
 def display_name(spec: str) -> str:
@@ -57,10 +58,12 @@ class BotSpec:
         """A new agent object of this spec (validated once by the server at start): a
         copy of a fresh, never used one kept per spec and seed (looking an agent up by
         its spec costs tens of milliseconds), or a new one for an agent that cannot be
-        copied."""
+        copied (of which none is kept: an ``exec:`` agent runs a program)."""
         from sichuan_env.seats.agent import make_agent
 
         key = (self.spec, self.preset, seed)
+        if key in _UNCOPIED:
+            return make_agent(self.spec, seed=seed, preset=self.preset, validate=False)
         proto = _FRESH.get(key)
         if proto is None:
             proto = _FRESH[key] = make_agent(self.spec, seed=seed, preset=self.preset,
@@ -68,7 +71,10 @@ class BotSpec:
         try:
             return copy.deepcopy(proto)
         except Exception:
-            return make_agent(self.spec, seed=seed, preset=self.preset, validate=False)
+            # not copied (an exec: bot runs a program): the unused one is this seat's
+            # agent, and none is kept (it would hold a program of its own for nothing)
+            _UNCOPIED.add(key)
+            return _FRESH.pop(key)
 
 
 def choose_one(state: Any, agent: Any, name: str) -> int:

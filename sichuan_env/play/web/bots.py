@@ -127,15 +127,15 @@ class GameBots:
         try:
             if self._isolated(spec):
                 assert self.worker is not None
-                action = self.worker.decide(self.label, seat, name, spec.preset, state,
-                                            self.time_limit)
+                future = self.worker.ask(self.label, seat, name, spec.preset, state,
+                                         self.time_limit)
             else:
                 future = BOT_THREADS.submit(choose_one, state, agent, name)
-                try:
-                    action = future.result(timeout=self.time_limit)
-                except FutureTimeout:
-                    self._busy[seat] = future
-                    raise TimeoutError from None
+            try:
+                action = int(future.result(timeout=self.time_limit))
+            except FutureTimeout:
+                self._busy[seat] = future  # the fallback plays the seat until it returns
+                raise TimeoutError from None
         except TimeoutError:
             if self.fallback_spec is None:
                 raise
@@ -157,6 +157,21 @@ class GameBots:
         if self.fallback_spec is None:  # only after a timeout, which raised already
             raise RuntimeError(why)
         self.failures += 1
-        action = choose_one(game.state.copy(), self.fallback(), self.fallback_spec.spec)
+        try:
+            action = choose_one(game.state.copy(), self.fallback(), self.fallback_spec.spec)
+        except Exception as err:  # the fallback failed too: the deal still goes on
+            log.error("game %s seat %d: the fallback %s failed too: %s: %s; the first legal "
+                      "move is played", self.label, seat, self.fallback_spec.spec,
+                      type(err).__name__, err, exc_info=err)
+            self._fallback = None  # built afresh for its next decision
+            kind = getattr(err, "kind", type(err).__name__)
+            return Decision(first_legal(game), f"{why}, and the {self.fallback_name} "
+                                               f"bot failed too ({kind}): the first legal "
+                                               "move was played for it")
         return Decision(action, f"{why}: the {self.fallback_name} bot played this move "
                                 "for it")
+
+
+def first_legal(game: Game) -> int:
+    """The lowest legal action of the seat to act (the engine's mask: never fails)."""
+    return int(game.legal_actions()[0])

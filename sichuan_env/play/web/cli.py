@@ -5,7 +5,8 @@
     python -m sichuan_env.play --web [--host 127.0.0.1] [--port 8000]
         [--seats you,rules,rules,rules] [--rules mil] [--seed S] [--allow-host NAME]
         [--max-games N] [--games-per-client N] [--idle-minutes M] [--bot-time-limit S]
-        [--bot-workers N] [--fallback SPEC]
+        [--bot-workers N] [--fallback SPEC] [--claim-window-ms MS] [--memory-mb MB]
+        [--trusted-proxy ADDR]
 
 ``--seats``: four comma-separated entries in seat order (seat 0 deals), exactly one of
 them ``you``; the others are agent specs for :func:`sichuan_env.seats.agent.make_agent`
@@ -18,13 +19,21 @@ the port can play); the ``Host`` header must then be an IP address, ``localhost`
 ``--host`` or a name given with ``--allow-host``. ``--max-games``,
 ``--games-per-client``, ``--idle-minutes``, ``--bot-time-limit`` and ``--fallback`` set
 the limits of docs/play.md; bots other than random, greedy and rules think in
-``--bot-workers`` processes. Bad arguments print one line and exit with status 2.
+``--bot-workers`` processes. Every discard's claim window takes ``--claim-window-ms`` at
+least, whether or not a bot could claim (default: from the bots' answers in the trial
+deal; see docs/play.md). ``--max-games`` is lowered to the games whose bots fit
+``--memory-mb`` (default 75% of the memory available at start; what a game costs is
+measured at start, :mod:`sichuan_env.play.web.memory`), with a one-line warning. The
+per-address limit counts the address of the connection;
+behind a reverse proxy, ``--trusted-proxy ADDR`` (repeatable) reads the client from the
+``X-Forwarded-For`` header of requests from that address only. Bad arguments print one
+line and exit with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import socket
+import ipaddress
 import sys
 from typing import NoReturn
 
@@ -81,6 +90,15 @@ def _positive(kind: type, what: str):
     return parse
 
 
+def _proxy(text: str) -> str:
+    try:
+        ipaddress.ip_network(text.strip(), strict=False)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--trusted-proxy takes an IP address or network, "
+                                         f"got {text!r}") from None
+    return text.strip()
+
+
 def url_host(host: str) -> str:
     """``host`` as written in a URL: an IPv6 address in brackets."""
     return f"[{host}]" if ":" in host else host
@@ -118,6 +136,18 @@ def main(argv: list[str] | None = None) -> int:
                    help="the agent that plays a decision a bot failed (default rules)")
     p.add_argument("--review-k", type=_positive(int, "--review-k"), default=256,
                    help="samples per decision of 'Review this deal' (default 256)")
+    p.add_argument("--memory-mb", type=_positive(int, "--memory-mb"), default=None,
+                   metavar="MB", help="memory the games may take (default 75%% of what is "
+                   "available at start): --max-games is lowered to the games that fit")
+    p.add_argument("--claim-window-ms", type=float, default=None, metavar="MS",
+                   help="the time every discard's claim window takes at least, whether or "
+                   "not a bot could claim (default: from the bots' answers in a trial deal; "
+                   "0: no padding)")
+    p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
+                   type=_proxy,
+                   help="a reverse proxy's address (or network) whose X-Forwarded-For names "
+                   "the client (repeatable; default none: the client is the connection's "
+                   "peer)")
     args = p.parse_args(argv)
     try:
         import starlette  # noqa: F401
@@ -127,8 +157,10 @@ def main(argv: list[str] | None = None) -> int:
                      "pip install -e '.[web]'")
     from sichuan_env.core.rules import get_rules
     from sichuan_env.play.web.app import WebConfig, create_app
-    from sichuan_env.play.web.bots import BotSpec, display_name
-    from sichuan_env.play.web.table import warm_up
+    from sichuan_env.play.web.bots import BotSpec, GameBots, display_name
+    from sichuan_env.play.web.memory import MEMORY_SHARE, available_memory, fitting_games, game_cost
+    from sichuan_env.play.web.server import listen_socket, uvicorn_config
+    from sichuan_env.play.web.table import claim_window_for, warm_up
     from sichuan_env.play.web.workers import BotWorkers
     from sichuan_env.seats.agent import make_agent
 
@@ -154,10 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     specs = specs[:4]
     if args.bot_workers < 0:
         return _fail(f"--bot-workers must be 0 or more, got {args.bot_workers}")
+    if args.claim_window_ms is not None and not 0 <= args.claim_window_ms <= 60_000:
+        return _fail(f"--claim-window-ms must be 0 to 60000, got {args.claim_window_ms:g}")
     try:
-        sock = socket.create_server((args.host, args.port),
-                                    family=socket.AF_INET6 if ":" in args.host
-                                    else socket.AF_INET)
+        sock = listen_socket(args.host, args.port)
     except OSError as err:
         return _fail(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}")
     port = sock.getsockname()[1]
@@ -166,9 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     heavy = sorted({sp.spec for sp in specs if sp is not None and sp.isolated})
     workers = BotWorkers(args.bot_workers, heavy, rules.preset) if heavy else None
     try:
-        warm_up([sp and BotSpec(sp.spec, sp.preset) for sp in specs], rules)
+        plain = [sp and BotSpec(sp.spec, sp.preset) for sp in specs]
+        answers = warm_up(plain, rules)
         if workers is not None:
             workers.wait_ready()
+        per_game = game_cost(lambda: GameBots(plain, fallback=None), GameBots.close)
     except Exception as err:  # a bot that fails in play: one line, like a bad spec
         sock.close()
         if workers is not None:
@@ -183,17 +217,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: warning: listening on {args.host}: anyone who can reach port {port} "
               "of this machine can play here (no passwords; see docs/play.md)",
               file=sys.stderr, flush=True)
+    budget = (args.memory_mb * 2**20 if args.memory_mb is not None
+              else available_memory())
+    max_games = fitting_games(args.max_games, per_game, budget,
+                              share=1.0 if args.memory_mb is not None else MEMORY_SHARE)
+    if max_games < args.max_games:
+        assert per_game is not None and budget is not None
+        print(f"{PROG}: warning: at most {max_games} games (not {args.max_games}): a game "
+              f"costs about {per_game / 2**20:.0f} MiB (its bots), and "
+              + (f"--memory-mb is {args.memory_mb}" if args.memory_mb is not None else
+                 f"{MEMORY_SHARE:.0%} of the {budget / 2**20:.0f} MiB available is "
+                 f"{MEMORY_SHARE * budget / 2**20:.0f}"),
+              file=sys.stderr, flush=True)
+    window = (claim_window_for(answers, args.bot_time_limit) if args.claim_window_ms is None
+              else args.claim_window_ms / 1000)
     hosts = [*LOOPBACK, args.host, *args.allow_host]
-    config = WebConfig(specs, rules, args.seed, max_games=args.max_games,
+    config = WebConfig(specs, rules, args.seed, max_games=max_games,
                        per_client=args.games_per_client, idle_seconds=args.idle_minutes * 60,
                        time_limit=args.bot_time_limit, fallback=args.fallback,
-                       workers=workers, review_k=args.review_k)
+                       workers=workers, review_k=args.review_k, claim_window=window)
     app = create_app(config, allowed_hosts=hosts, ip_hosts=not loopback)
     you = seats.index(next(s for s in seats if s.lower() == "you"))
     shown = ", ".join("you" if sp is None else sp.shown for sp in specs)
     print(f"Sichuan mahjong: open http://{url_host(args.host)}:{port}/ to play seat {you} "
-          f"(rules {rules.preset}; seats {shown}); Ctrl-C stops.", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+          f"(rules {rules.preset}; seats {shown}; claim windows {window * 1000:.0f} ms); "
+          "Ctrl-C stops.", flush=True)
+    server = uvicorn.Server(uvicorn_config(app, args.trusted_proxy))
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:

@@ -19,15 +19,16 @@ wall) is only given out once the deal is over (:meth:`WebGame.record`).
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from sichuan_env.core.actions import action_from_str, action_to_str
+from sichuan_env.core.actions import KONG, PUNG, VOID_TILE, action_from_str, action_to_str
 from sichuan_env.core.engine import IllegalActionError
 from sichuan_env.core.rules import Rules
-from sichuan_env.core.state import PHASE_NAMES
+from sichuan_env.core.state import CLAIM, PHASE_NAMES, ROB
 from sichuan_env.core.tiles import N_KINDS, SUITS, tile_str
 from sichuan_env.core.vocab import MELD_NAMES, SEAT_WINDS
 from sichuan_env.play.web.bots import BotSpec, GameBots
@@ -36,7 +37,8 @@ from sichuan_env.records.game import Game
 from sichuan_env.records.public_log import payment_text, public_moves
 from sichuan_env.seats.view import SeatView, seat_view, unobserved
 
-__all__ = ["DealSeeds", "GameError", "WebGame", "public_moves", "public_table", "warm_up"]
+__all__ = ["MIN_CLAIM_WINDOW", "DealSeeds", "GameError", "WebGame", "claim_window_for",
+           "public_moves", "public_table", "warm_up"]
 
 _ROW = np.zeros(1, np.intp)
 SEED_BITS = 64
@@ -122,12 +124,16 @@ class WebGame:
     agents from them); ``seeds`` the deals' seeds (default: secret draws). ``rules`` with
     several deals per match are played one deal at a time. ``time_limit`` and
     ``fallback``: see :class:`~sichuan_env.play.web.bots.GameBots`; ``label`` names the game
-    in the server's log; ``workers`` the worker processes of isolated bot seats."""
+    in the server's log; ``workers`` the worker processes of isolated bot seats.
+
+    ``claim_window``: seconds that the claim window of every discard (and the rob window
+    of every kong) takes at least, whether or not a seat had an option (see
+    :meth:`_close_window`); 0: no padding."""
 
     def __init__(self, seats: Sequence[BotSpec | None], rules: Rules,
                  seeds: DealSeeds | None = None, *, time_limit: float = 10.0,
                  fallback: str | None = "rules", label: str = "",
-                 workers: BotWorkers | None = None) -> None:
+                 workers: BotWorkers | None = None, claim_window: float = 0.0) -> None:
         humans = [s for s, a in enumerate(seats) if a is None]
         if len(seats) != 4 or len(humans) != 1:
             raise ValueError("a web game needs four seats, exactly one of them the human's")
@@ -140,6 +146,9 @@ class WebGame:
         self.seeds = seeds or DealSeeds()
         self.deal_number = -1
         self.notices: list[str] = []
+        self.claim_window = float(claim_window)
+        self.windows = 0  # windows padded, and those that took longer than claim_window
+        self.windows_over = 0
         self.frames_at_start = self.new_deal()
 
     # ------------------------------------------------------------------ playing
@@ -148,7 +157,7 @@ class WebGame:
         human's first decision; returns the frames of the bots' moves (see :meth:`act`)."""
         self.deal_number += 1
         self.start(Game.new(self.seeds.seed(self.deal_number), self.rules))
-        return self._run_bots()
+        return self._run_bots_or_stop()
 
     def start(self, game: Game) -> None:
         """Begin ``game`` as this game's current deal (without playing the bots)."""
@@ -157,6 +166,7 @@ class WebGame:
         self.step = 0
         self.log: list[str] = []
         self.notices = []
+        self.stopped: str | None = None  # the deal stopped on a server error
         self._pending: list[str] = []
 
     @property
@@ -187,16 +197,61 @@ class WebGame:
         self.log.extend(lines)
         return {"moves": lines, "table": self.table(legal=False)}
 
-    def _run_bots(self) -> list[dict[str, Any]]:
+    @staticmethod
+    def _may_open_window(action: int, phase: int) -> bool:
+        """Whether other seats may be asked about ``action`` (played in ``phase``): a
+        discard or a kong (a claim or rob window opens when some seat has an option), or
+        an answer in a window (the seats after it may be asked). Public: a move of the
+        seat to act, never whether a window opened."""
+        return action < VOID_TILE or KONG <= action < PUNG or phase in (CLAIM, ROB)
+
+    def _close_window(self, since: float) -> None:
+        """End the time of a possible window begun at ``since`` (``time.monotonic``): wait
+        until ``claim_window`` seconds have gone by. The bots' answers in a window that
+        does not ask the human are not shown, and with this they take no visible time
+        either: a discard costs ``claim_window`` whether nobody could claim or bots
+        could and passed (unless their answers took longer)."""
+        self.windows += 1
+        rest = since + self.claim_window - time.monotonic()
+        if rest > 0:
+            time.sleep(rest)
+        elif self.claim_window > 0:
+            self.windows_over += 1
+
+    def _run_bots_or_stop(self, window: float | None = None) -> list[dict[str, Any]]:
+        """:meth:`_run_bots`; when it raises (a fault of the server: a failing bot is
+        replaced by the fallback, and that by the first legal move), the deal is stopped
+        with a notice that says so, and the error raised (a 500 for the request)."""
+        try:
+            return self._run_bots(window)
+        except Exception as err:
+            self.stopped = (f"this deal stopped on an error of the server "
+                            f"({type(err).__name__}): start a new deal")
+            self.notices.append(self.stopped)
+            raise
+
+    def _run_bots(self, window: float | None = None) -> list[dict[str, Any]]:
+        """The bots' moves up to the human's next decision; ``window``: when a window may
+        have opened (see :meth:`_close_window`), None if not."""
         frames = []
-        while not self.game.done and self.game.current_seat != self.human:
-            decision = self.bots.decide(self.game)
+        while True:
+            g = self.game
+            bot = not g.done and g.current_seat != self.human
+            phase = int(g.state.phase[0])
+            if window is not None and not (bot and phase in (CLAIM, ROB)):
+                self._close_window(window)  # the window is over (or never opened)
+                window = None
+            if not bot:
+                return frames
+            decision = self.bots.decide(g)
             if decision.notice is not None:
                 self.notices.append(decision.notice)
+            began = time.monotonic()
             frame = self._apply(decision.action)
+            if window is None and self._may_open_window(decision.action, phase):
+                window = began
             if frame is not None:
                 frames.append(frame)
-        return frames
 
     def act(self, step: Any, action: Any, deal: Any = None) -> list[dict[str, Any]]:
         """Play the human's ``action`` (a string such as ``"discard 5m"``) at decision
@@ -221,6 +276,8 @@ class WebGame:
         if deal is not None and deal != self.deal_number:
             raise GameError(f"stale deal {deal}: the game is at deal {self.deal_number}; "
                             "reload the table")
+        if self.stopped is not None:
+            raise GameError(self.stopped)
         if self.game.done:
             raise GameError("the deal is over: start a new deal")
         if step != self.step:
@@ -232,6 +289,8 @@ class WebGame:
         if action_to_str(a) not in legal:
             raise GameError(f"illegal action {action_to_str(a)!r}; legal: {', '.join(legal)}",
                             422)
+        phase = int(self.game.state.phase[0])
+        began = time.monotonic()
         try:
             frame = self._apply(a)
         except IllegalActionError as err:  # the mask said yes; keep the message if not
@@ -239,7 +298,8 @@ class WebGame:
         self.step += 1
         self.notices = []
         frames = [] if frame is None else [frame]
-        return frames + self._run_bots()
+        window = began if self._may_open_window(a, phase) else None
+        return frames + self._run_bots_or_stop(window)
 
     # ------------------------------------------------------------------ reading
     def legal(self) -> list[str]:
@@ -269,7 +329,9 @@ class WebGame:
                 "fans": w["fans"] if w["seat"] == self.human else None,
             })
         return {
-            "end": self.game.end, "scores": self.game.scores, "seed": self.game.record()["seed"],
+            # a string: a 64-bit seed is no exact JSON number for the page's script
+            "end": self.game.end, "scores": self.game.scores,
+            "seed": str(self.game.record()["seed"]),
             "payments": [payment_text(p, self.human) for p in self.game.payments],
             "wins": wins,
         }
@@ -296,11 +358,47 @@ class WebGame:
 
 
 def warm_up(seats: Sequence[BotSpec | None], rules: Rules, seed: int = 0,
-            time_limit: float = 600.0) -> None:
+            time_limit: float = 600.0) -> list[tuple[int, bool, float]]:
     """Play one deal with these bots (the human's moves: the first legal ones), so that the
     compiled kernels are ready before the first browser asks (on a fresh checkout they
     compile for about a minute) and a bot that fails is found before the server starts:
-    its error is raised (no fallback plays for it here)."""
+    its error is raised (no fallback plays for it here). Returns each of the bots'
+    answers as ``(seat, in a claim or rob window, seconds)`` (for
+    :func:`claim_window_for`)."""
     game = WebGame(seats, rules, DealSeeds(seed), time_limit=time_limit, fallback=None)
-    while not game.done:
-        game.act(game.step, game.legal()[0])
+    answers: list[tuple[int, bool, float]] = []
+    decide = game.bots.decide
+
+    def timed(g: Game) -> Any:
+        seat, window = int(g.current_seat), int(g.state.phase[0]) in (CLAIM, ROB)
+        t = time.perf_counter()
+        out = decide(g)
+        answers.append((seat, window, time.perf_counter() - t))
+        return out
+
+    game.bots.decide = timed  # type: ignore[method-assign]
+    try:
+        while not game.done:
+            game.act(game.step, game.legal()[0])
+    finally:
+        game.close()  # the programs of its exec: bots end
+    return answers
+
+
+#: The least padding of a claim window (seconds): a few answers of a quick bot.
+MIN_CLAIM_WINDOW = 0.010
+
+
+def claim_window_for(answers: Sequence[tuple[int, bool, float]], time_limit: float) -> float:
+    """The claim window to pad to for bots that answered ``answers`` (:func:`warm_up`):
+    every bot seat asked, each taking twice its median answer in a window (the median
+    of all its answers when it was asked in fewer than three windows; the median: the
+    first answers of a fresh process pay for compiling); at least
+    :data:`MIN_CLAIM_WINDOW`, at most ``time_limit``."""
+    total = 0.0
+    for seat in sorted({a[0] for a in answers}):
+        mine = [t for s, w, t in answers if s == seat and w]
+        if len(mine) < 3:
+            mine = [t for s, _, t in answers if s == seat]
+        total += 2 * sorted(mine)[len(mine) // 2]
+    return min(float(time_limit), max(MIN_CLAIM_WINDOW, total))

@@ -222,8 +222,11 @@
     });
     box.appendChild(tab);
     const you = s.scores[st.table.you];
-    box.appendChild(el('p', 'you-result', 'You ' + (you > 0 ? 'won ' + you : you < 0 ? 'lost ' + -you
-      : 'broke even') + ' (seed ' + s.seed + ').'));
+    // the seed comes as a decimal string: 64 bits, more than a number holds exactly
+    const result = el('p', 'you-result', 'You ' + (you > 0 ? 'won ' + you : you < 0 ? 'lost ' + -you
+      : 'broke even') + ' (seed ' + String(s.seed) + ').');
+    result.dataset.seed = String(s.seed);
+    box.appendChild(result);
     const ul = el('ul', 'payments');
     s.payments.forEach(p => ul.appendChild(el('li', '', p)));
     box.appendChild(ul);
