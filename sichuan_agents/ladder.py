@@ -84,16 +84,20 @@ def play_pair(a: Any, b: Any, deals: int, seed: int = 1, rules: str = "mil",
               address: str | None = None) -> dict[str, Any]:
     """Both seatings of one pair (``deals / 2`` deals each, same walls) and the pair's
     difference ``a − b`` in points per deal with its 95% CI (``address``: the walls as
-    Ray tasks on that cluster, see :func:`sichuan_agents.arena.run_arena`)."""
+    Ray tasks on that cluster, see :func:`sichuan_agents.arena.run_arena`). A pair with an
+    ``exec:`` bot that was dropped (its fallback played its seats) is not measured: its
+    difference is NaN, ``dropped`` says why, and the rating fit leaves it out."""
     half = max(4, -(-deals // 2))
     name_a, name_b = _agent_name(a), _agent_name(b)
     runs = []
     diffs = []
+    dropped: list[str] = []
     t0 = time.perf_counter()
     for seats in ([a, b, b, b], [b, a, a, a]):
         res = run_arena(seats, half, seed=seed, rules=rules, tables=tables, workers=workers,
                         progress=progress, address=address)
         diffs.append(res.unit_means(name_a) - res.unit_means(name_b))
+        dropped += [f"{n}: {res.dropped(n)}" for n in (name_a, name_b) if res.dropped(n)]
         runs.append({
             "seats": [_agent_name(s) for s in seats],
             "deals": res.deals,
@@ -106,9 +110,13 @@ def play_pair(a: Any, b: Any, deals: int, seed: int = 1, rules: str = "mil",
     per_wall = (diffs[0] + diffs[1]) / 2
     per_wall = per_wall[~np.isnan(per_wall)]
     m, hw, sd = mean_ci(per_wall)
-    return {"a": name_a, "b": name_b, "mean": m, "ci_low": m - hw, "ci_high": m + hw,
-            "ci_half_width": hw, "sd_unit": sd, "units": int(per_wall.size),
-            "seconds": time.perf_counter() - t0, "runs": runs}
+    out = {"a": name_a, "b": name_b, "mean": m, "ci_low": m - hw, "ci_high": m + hw,
+           "ci_half_width": hw, "sd_unit": sd, "units": int(per_wall.size),
+           "seconds": time.perf_counter() - t0, "runs": runs}
+    if dropped:
+        out.update(mean=math.nan, ci_low=math.nan, ci_high=math.nan, ci_half_width=math.nan,
+                   sd_unit=math.nan, dropped="; ".join(dict.fromkeys(dropped)))
+    return out
 
 
 def flip_pair(p: dict[str, Any]) -> dict[str, Any]:
@@ -411,6 +419,10 @@ def markdown(ladder: dict[str, Any]) -> str:
             pw = run["pairwise"]
             sign = 1.0 if pw["a"] == p["a"] else -1.0
             cells.append(f"{_f(sign * pw['mean'], '+.3f')} ± {_f(pw['ci_half_width'], '.3f')}")
+        if p.get("dropped"):
+            lines.append(f"| `{p['a']}` | `{p['b']}` | not measured (dropped) | – | – | "
+                         f"{p['units']} | {_f(p['seconds'], '.1f')} s |")
+            continue
         lines.append(
             f"| `{p['a']}` | `{p['b']}` | **{_f(p['mean'], '+.3f')}** "
             f"[{_f(p['ci_low'], '+.3f')}, {_f(p['ci_high'], '+.3f')}] | {cells[0]} | "
@@ -446,6 +458,9 @@ def summary(ladder: dict[str, Any]) -> str:
                      f"{_f(r.get('lead_ci_half_width'), '.3f'):>8}{_f(r['hu_rate'], '.3f'):>7}"
                      f"{_f(r['self_drawn_rate'], '.3f'):>7}{_f(r['deal_in_rate'], '.3f'):>8}")
     for p in ranked_pairs(ladder):
+        if p.get("dropped"):
+            lines.append(f"{p['a']} - {p['b']}: not measured (dropped: {p['dropped']})")
+            continue
         lines.append(f"{p['a']} - {p['b']}: {_f(p['mean'], '+.3f')} "
                      f"[{_f(p['ci_low'], '+.3f')}, {_f(p['ci_high'], '+.3f')}] over "
                      f"{p['units']} walls")

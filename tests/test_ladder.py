@@ -233,3 +233,23 @@ def test_a_ladder_on_ray_is_the_local_ladder():
     for a, b in zip(local["pairs"], ray["pairs"], strict=True):
         assert (a["a"], a["b"], a["mean"], a["ci_low"]) == (b["a"], b["b"], b["mean"],
                                                             b["ci_low"])
+
+
+def test_a_pair_with_a_dropped_bot_is_not_measured():
+    """An ``exec:`` bot dropped past its fault budget (its fallback played its seats) is not
+    credited with the fallback's points: the pair is NaN, says why, and is left out of the
+    rating fit."""
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    spec = f"exec:{sys.executable} {root / 'tests' / 'support' / 'fault_bot.py'} every_not_json 1"
+    p = play_pair(f"{spec}?faults=0&tables=8", "rules", deals=8, seed=1, tables=8)
+    assert math.isnan(p["mean"]) and math.isnan(p["ci_half_width"])
+    assert "dropped" in p and spec in p["dropped"]
+    fit = fit_ratings([p["a"], "rules", "greedy"], [p, _pair("rules", "greedy", 0.3, 0.1)])
+    assert math.isnan(fit["rating"][p["a"]]) and math.isfinite(fit["rating"]["rules"])
+    ladder = ladder_mod._ladder_dict([p["a"], "rules"], [p], 8, 1, "mil", "cmd", 1.0, 0)
+    text = ladder_mod.summary(ladder)
+    assert "not measured (dropped" in text and "+0.000" not in text
+    assert "not measured (dropped)" in ladder_mod.markdown(ladder)
+    json.dumps(ladder_mod.jsonable(ladder), allow_nan=False)  # NaN is written as null
