@@ -47,7 +47,8 @@ reference          None (default), or an agent or spec (``"rules"``): paired-dea
                    points subtracted, so an episode's return is learner minus reference on
                    the same wall; ``infos[i]["raw_points"]`` and ``["reference_points"]``
                    hold both totals. :meth:`SichuanVecEnv.set_reference` swaps the agent
-                   (e.g. a frozen copy of the learner) for the deals that start later
+                   (e.g. a frozen copy of the learner) for the deals that start later;
+                   call :meth:`SichuanVecEnv.flush_references` before changing an opponent
 =================  ===========================================================================
 
 Speed: when every opponent is the built-in :class:`~sichuan_env.agent.RandomAgent` (one
@@ -309,6 +310,14 @@ class SichuanVecEnv(VecEnv):
         if self._paired is None:
             raise ValueError("this env has no paired-deal rewards (build it with reference=)")
         self._paired.set_reference(reference)
+
+    def flush_references(self) -> None:
+        """Play the reference deals waiting now (they are played in batches when a deal
+        that needs one ends, with the opponents as they are then): call it before changing
+        an opponent (a self-play snapshot refreshed), so that every deal's reference play
+        meets the opponents its learner met. Nothing without ``reference=``."""
+        if self._paired is not None:
+            self._paired.flush()
 
     @property
     def reference(self) -> Agent | None:
