@@ -72,3 +72,57 @@ def test_vector_env_paired_return_is_points_minus_reference():
 def test_self_play_with_a_reference_is_refused():
     with pytest.raises(ValueError, match="self-play"):
         SichuanMultiAgentEnv({"reference": "rules"})
+
+
+@pytest.mark.slow
+def test_bulk_runner_paired_rewards_replay_in_the_one_table_env():
+    """The bulk runner with --reference rules (train.py's env config): each table's
+    matches, replayed action by action in SichuanMultiAgentEnv with the same reference,
+    give the same rewards; a finished match's return is the learner seat's points minus
+    the reference's."""
+    import train
+    from agents.training.rllib_train import build_config, env_runner_class, opponents_factory
+
+    seed = 3
+    args = train.parse_args([
+        "--backend", "rllib", "--env-runners", "0", "--tables", "6", "--n-steps", "24",
+        "--imitate", "none", "--device", "cpu", "--seed", str(seed), "--opponents",
+        "greedy", "--features", "raw", "--sampler", "bulk", "--threads", "1",
+        "--reference", "rules"])
+    runner = env_runner_class(args)(config=build_config(args))
+    assert runner.env.tables.paired is not None
+    calls = [runner.sample() for _ in range(2)]
+    matches: dict[int, list[list]] = {}
+    for eps in calls:
+        for ep in eps:
+            chain = matches.setdefault(ep.custom_data["table"], [])
+            if chain and chain[-1][-1].id_ == ep.id_:
+                chain[-1].append(ep)
+            else:
+                chain.append([ep])
+    tb = runner.env.tables
+    finished = 0
+    for t, chains in matches.items():
+        seat = int(tb.learner[t])
+        agent = AGENT_IDS[seat]
+        env = SichuanMultiAgentEnv({"opponents": opponents_factory("greedy", seed),
+                                    "learner_seats": (seat,), "illegal": "raise",
+                                    "reference": "rules"})
+        for k, chunks in enumerate(chains):
+            env.reset(seed=seed + t) if k == 0 else env.reset()
+            pre = float(env.tables.state.scores[0, seat])
+            total = 0.0
+            info: dict = {}
+            for c, chunk in enumerate(chunks):
+                acts = chunk.get_actions(slice(0, len(chunk)))
+                rews = chunk.get_rewards(slice(0, len(chunk)))
+                for j in range(len(chunk)):
+                    _, rew, term, _, info = env.step({agent: int(acts[j])})
+                    expected = rew.get(agent, 0.0) + (pre if c == j == 0 else 0.0)
+                    assert rews[j] == pytest.approx(expected)
+                    total += float(rews[j])
+            if chunks[-1].is_done:
+                finished += 1
+                ref = info[agent]["reference_points"]
+                assert total == pytest.approx(env.tables.state.scores[0, seat] - ref)
+    assert finished >= 6
