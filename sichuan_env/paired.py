@@ -51,7 +51,7 @@ from sichuan_env.rules import Rules
 from sichuan_env.seeding import agent_seed
 from sichuan_env.state import State
 
-__all__ = ["ReferencePlay", "PairedDeals", "check_reference_rules"]
+__all__ = ["ReferencePlay", "PairedDeals", "check_reference_rules", "make_paired", "REFERENCE_SALT"]
 
 #: Seed salt of the reference (and of the reference deals' own random opponents).
 REFERENCE_SALT = 97
