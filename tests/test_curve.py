@@ -30,6 +30,12 @@ def test_tiny_curve_in_chunks_resumes(tmp_path, capsys):
     assert main(["--out", str(out), "--budget-steps", str(steps[1] + 1), *TINY]) == 0
     again = json.loads((out / "curve.json").read_text())["points"]
     assert again[:2] == curve["points"] and len(again) == 3 and again[2]["steps"] > steps[1]
+    assert again[2]["train_seconds"] > again[1]["train_seconds"] > 0
+    # past its --time-limit of training, no chunk starts
+    assert main(["--out", str(out), "--budget-steps", "10000", *TINY, "--time-limit",
+                 "0.001"]) == 0
+    assert json.loads((out / "curve.json").read_text())["points"] == again
+    assert "time limit reached" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv, word", [

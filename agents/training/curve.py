@@ -8,7 +8,8 @@ chunk the policy plays the duplicate arena (``train.evaluate``: three copies of 
 ``--against``, ``--eval-walls`` walls of ``--eval-seed`` dealt four times with the seats
 rotated, the same walls at every point) and the point (steps, CPU-seconds of training,
 points per deal minus each bot with its 95% CI) is appended to ``OUT/curve.json`` and drawn
-into ``OUT/curve.png`` (against steps and against CPU-seconds).
+into ``OUT/curve.png`` (against steps and against CPU-seconds). ``--time-limit`` stops
+starting chunks after that many minutes of training (for curves over the same hour).
 
 * ``--start scratch``: PPO from a random network (``train.py --imitate none --advice none
   --kl-coef 0``; every chunk resumes the previous chunk's model, on new walls);
@@ -41,7 +42,7 @@ import numpy as np
 from sichuan_env.agent import agents_help
 
 #: Options that may change between the runs of one curve.
-RESUMABLE = ("budget_steps", "commit", "quiet")
+RESUMABLE = ("budget_steps", "time_limit", "commit", "quiet")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -60,6 +61,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="learner decisions in all (10000000)")
     p.add_argument("--chunk-steps", type=int, default=500_000,
                    help="learner decisions between two points (500000)")
+    p.add_argument("--time-limit", type=float, default=0.0,
+                   help="minutes of training (wall clock, evaluations excluded, summed over "
+                        "resumed runs) after which no new chunk starts (0: none)")
     p.add_argument("--tables", type=int, default=64, help="tables per learner seat (64)")
     p.add_argument("--against", default="rules,greedy", help="bots evaluated against")
     p.add_argument("--eval-walls", type=int, default=2000,
@@ -225,20 +229,25 @@ def main(argv: list[str] | None = None) -> int:
     pts = curve["points"]
     done = pts[-1]["steps"] if pts else 0
     cpu = pts[-1]["cpu_seconds"] if pts else 0.0
+    wall = pts[-1].get("train_seconds", 0.0) if pts else 0.0
     if not pts and a.start != "scratch":  # the start itself
         from agents.models.ppo import shipped_model
 
         init = shipped_model(a.rules, "fitted") if a.start == "fitted" else Path(a.start)
         pts.append({"steps": 0, "cpu_seconds": 0.0, "vs": evaluate(init, a)})
     while done < a.budget_steps:
+        if a.time_limit and wall >= 60 * a.time_limit:
+            print(f"curve: time limit reached after {wall:,.0f} s of training", flush=True)
+            break
         chunk = min(a.chunk_steps, a.budget_steps - done)
         t0, w0 = time.process_time(), time.perf_counter()
         trainer = train_scratch if a.start == "scratch" else train_finetune
         model, steps = trainer(a, out, done, chunk)
         done += steps
         cpu += time.process_time() - t0
-        point = {"steps": done, "cpu_seconds": round(cpu, 1),
-                 "wall_seconds": round(time.perf_counter() - w0, 1), "vs": evaluate(model, a)}
+        wall += time.perf_counter() - w0
+        point = {"steps": done, "cpu_seconds": round(cpu, 1), "train_seconds": round(wall, 1),
+                 "vs": evaluate(model, a)}
         pts.append(point)
         write_curve(out, curve)
         plot(curve, out / "curve.png")
