@@ -109,6 +109,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help=agents_help("bot for the other seats, or three comma-separated "
                                     "(greedy); self: the learner itself (with --backend "
                                     "rllib, self-play at all four seats)"))
+    p.add_argument("--reference", default="none",
+                   help=agents_help("paired-deal rewards (sichuan_env.envs.paired): each deal is "
+                                    "also played from its start by this agent in the "
+                                    "learner's seat and its points are subtracted at the "
+                                    "deal's end; none (default), an agent (rules), or self: "
+                                    "a frozen greedy copy of the learner, refreshed every "
+                                    "--snapshot-every steps (sb3, without --advice)"))
     p.add_argument("--rules", default="mil", choices=["mil", "mahjongsoft"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/default", help="output folder (runs/default)")
@@ -252,6 +259,14 @@ def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             p.error(problem)
     if args.advice == "auto":
         args.advice = resolved_advice(args)
+    if args.reference != "none":
+        if args.backend == "rllib" and "self" in args.opponents.split(","):
+            p.error("--reference needs bot opponents with --backend rllib (one learner seat "
+                    "per table); self-play at all four seats has no learner seat to pair")
+        if args.reference == "self" and args.backend == "rllib":
+            p.error("--reference self needs --backend sb3")
+        if args.reference == "self" and args.advice != "none":
+            p.error("--reference self does not combine with --advice (use --advice none)")
     problem = out_problem(args.out)
     if problem is not None:
         p.error(problem)
@@ -491,8 +506,14 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"--imitate: {e}") from None
     # opponents that are not "self" exist before the model; "self" snapshots need it
     placeholder = None if self_play else make_opponents(args.opponents, args.seed)
-    env = SichuanVecEnv(args.tables, rules=args.rules, learner_seats=seats,
-                        opponents=placeholder, seed=args.seed)
+    reference = None if args.reference == "none" else (
+        "random" if args.reference == "self" else args.reference)  # self: set below
+    try:
+        env = SichuanVecEnv(args.tables, rules=args.rules, learner_seats=seats,
+                            opponents=placeholder, seed=args.seed, reference=reference)
+    except ValueError as err:  # an unknown --reference: one line, exit status 2
+        print(f"error: --reference: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
     if args.features == "analysis" or args.advice != "none":
         env = AnalysisVecEnv(env)
     if args.advice != "none":
@@ -538,6 +559,7 @@ def main(argv: list[str] | None = None) -> int:
         None if args.advice == "none" else args.advice, args.oracle_critic)
     if self_play:
         env.unwrapped.opponents = make_opponents(args.opponents, args.seed, model)
+    self_reference = None
     if teacher is not None and args.advice == args.imitate and not args.oracle_critic:
         from sichuan_agents.training.advice import AdviceTeacher
 
@@ -549,6 +571,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.kl_coef > 0:
         model.kl_coef = args.kl_coef
         model.freeze_reference()  # the start: after the warm start, or the checkpoint
+    if args.reference == "self":  # the paired deals' reference: the learner, frozen
+        self_reference = SnapshotAgent(model, deterministic=True)
+        env.unwrapped.set_reference(self_reference)
     # the start, kept to measure what PPO itself adds (the final evaluation plays it too)
     start_path = out / "start.zip"
     if args.total_steps > 0:
@@ -568,10 +593,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"\ntime limit of {args.time_limit} min reached at "
                       f"{self.num_timesteps:,} steps", flush=True)
                 return False
-            if self_play and self.num_timesteps >= self.next_snap:
+            if (self_play or self_reference) and self.num_timesteps >= self.next_snap:
+                # deals started before the refresh: their reference deals meet the
+                # opponents (and the reference) their learner met
+                env.unwrapped.flush_references()
                 for opp in env.unwrapped.opponents:
                     if isinstance(opp, SnapshotAgent):
                         opp.update(self.model)
+                if self_reference is not None:
+                    self_reference.update(self.model)
                 self.next_snap += args.snapshot_every
             if args.eval_every and self.num_timesteps >= self.next_eval:
                 res = evaluate(self.model, args.rules, args.eval_deals, args.seed + 7,
@@ -620,6 +650,7 @@ def main(argv: list[str] | None = None) -> int:
           f"rollouts of {n_envs * model.n_steps:,}{rounded}), KL to the start "
           f"{args.kl_coef:g}, {n_envs} envs "
           f"({args.tables} tables x seats {seats}), opponents {args.opponents}, "
+          f"{'' if args.reference == 'none' else f'paired with {args.reference}, '}"
           f"rules {args.rules}, learner on {args.device} ({args.threads} torch threads, "
           f"{args.precision}), {args.channels} channels, out {out}", flush=True)
     start_steps = int(model.num_timesteps)

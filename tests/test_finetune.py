@@ -112,3 +112,21 @@ def test_a_second_run_resumes_where_the_first_stopped(tmp_path, capsys):
     warm, first, second = (adam_steps(n) for n in ("warm.zip", "ppo_1024.zip",
                                                     "ppo_2048.zip"))
     assert second - first == first - warm > 0
+
+
+@pytest.mark.slow
+def test_tiny_run_with_paired_rewards(tmp_path, capsys):
+    """--reference rules: the fine-tune runs with paired-deal rewards (the learner's deals
+    replayed with rules in its seat against the pool); an unknown reference is one line."""
+    from sichuan_agents.training.finetune import main
+
+    out = tmp_path / "ft"
+    assert main(["--out", str(out), "--total-steps", "1024", *TINY, "--reference",
+                 "rules"]) == 0
+    state = json.loads((out / "state.json").read_text())
+    assert state["settings"]["reference"] == "rules" and state["done"] == 1024
+    capsys.readouterr()
+    assert main(["--out", str(tmp_path / "bad"), "--total-steps", "1024", *TINY,
+                 "--reference", "nobody"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--reference" in err[0] and "nobody" in err[0]

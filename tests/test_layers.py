@@ -138,7 +138,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("records", {"sichuan_env.records", *(f"sichuan_env.records.{m}" for m in (
         "record", "game", "public_log", "render", "svg", "viewer", "selfplay"))}),
     ("envs", {"sichuan_env", "sichuan_env.envs", *(f"sichuan_env.envs.{m}" for m in (
-        "aec", "gym_env", "vector", "rllib", "rllib_bulk", "random_rounds"))}),
+        "aec", "gym_env", "vector", "rllib", "rllib_bulk", "random_rounds", "paired"))}),
     ("play", {"sichuan_env.play", "sichuan_env.play.__main__", "sichuan_env.play.terminal",
               "sichuan_env.play.web", *(f"sichuan_env.play.web.{m}" for m in (
                   "app", "bot_spec", "bots", "cli", "guard", "memory", "review", "server",
@@ -150,13 +150,13 @@ LAYERS: list[tuple[str, set[str]]] = [
         "layout", "kl_ppo", "hardware"))}),
     ("model agents", {f"{_AG}.models.ppo", f"{_AG}.models.rllib_agent", f"{_AG}.models.boosted",
                       f"{_AG}.models.best", f"{_AG}.search.sampler", f"{_AG}.search.rollout",
-                      f"{_AG}.search.hand_model"}),
+                      f"{_AG}.search.hand_model", f"{_AG}.search.seat_playout"}),
     ("arena/ladder", {f"{_AG}.arena", f"{_AG}.ladder", f"{_AG}.review", f"{_AG}.tournament",
                       f"{_AG}.distributed", f"{_AG}.search.agent", f"{_TR}.cluster"}),
     ("training pipelines", {f"{_TR}.{m}" for m in (
         "imitation", "rollout_teacher", "distill", "export_model", "shards", "finetune",
         "improve", "search_teacher", "rllib_train", "boost")}),
-    ("train", {f"{_AG}.train"}),
+    ("train", {f"{_AG}.train", f"{_TR}.curve"}),
 ]
 N_SICHUAN_ENV_LAYERS = 7
 ALL_LISTED = set().union(*(members for _, members in LAYERS))

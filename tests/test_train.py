@@ -227,3 +227,35 @@ def test_checkpoint_every_zero_writes_no_checkpoints(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (tmp_path / "model.zip").exists()
     assert list((tmp_path / "checkpoints").iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reference", ["rules", "self"])
+def test_reference_trains_with_paired_rewards(tmp_path, reference):
+    """--reference rules (a bot) and self (a frozen copy of the learner, refreshed by the
+    snapshot callback) train end to end; the header says the rewards are paired."""
+    cmd = [sys.executable, str(ROOT / "train.py"), "--reference", reference, "--advice",
+           "none", "--imitate", "none", "--total-steps", "512", "--tables", "2",
+           "--n-steps", "64", "--batch-size", "128", "--eval-every", "0",
+           "--snapshot-every", "256", "--final-eval-deals", "4", "--eval-against", "greedy",
+           "--out", str(tmp_path), "--seed", "2", "--no-progress"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"paired with {reference}, " in proc.stdout
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["args"]["reference"] == reference and res["steps"] == 512
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--reference", "self", "--advice", "rules"], "--reference self does not combine"),
+    (["--reference", "self", "--backend", "rllib"], "--reference self needs --backend sb3"),
+    (["--reference", "nobody", "--imitate", "none", "--advice", "none"],
+     "--reference: unknown agent 'nobody'"),
+])
+def test_bad_reference_is_one_line_exit_2(tmp_path, extra, message):
+    cmd = [sys.executable, str(ROOT / "train.py"), *extra, "--out", str(tmp_path),
+           "--no-progress", "--env-runners", "0"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert message in proc.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in proc.stderr

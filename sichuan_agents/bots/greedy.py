@@ -257,6 +257,10 @@ class GreedyAgent(BaseAgent):
     """Shanten / tile-efficiency bot. ``act_batch(views, masks)`` takes a
     :class:`~sichuan_env.seats.view.SeatView` of N rows and (N, 88) masks."""
 
+    #: the compiled twin of this bot for paired-deal reference play-outs
+    #: (:mod:`sichuan_env.envs.paired`)
+    playout_module = "sichuan_agents.search.seat_playout"
+
     name = "greedy"
     needs = "view"
 

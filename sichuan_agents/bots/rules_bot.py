@@ -77,6 +77,10 @@ class RulesAgent(GreedyAgent):
     worth a pung must add; ``pass_hu`` passing cheap discard Hu and ``fish_live`` the live
     copies of the other waits that make a 1-point Hu worth passing."""
 
+    #: the compiled twin of this bot for paired-deal reference play-outs
+    #: (:mod:`sichuan_env.envs.paired`)
+    playout_module = "sichuan_agents.search.seat_playout"
+
     name = "rules"
 
     def __init__(self, seed: int | None = None, *, lookahead: bool = True,

@@ -17,7 +17,10 @@ environment with the oracle critic (:mod:`sichuan_agents.training.oracle_critic`
 2. **PPO with a KL penalty** (``--kl-coef``) to the frozen start policy, large batches;
 3. **opponents**: a pool, one seat each after the learner's: ``rules``, the start policy
    and a past self (a snapshot of the learner taken every ``--snapshot-every`` decisions;
-   each refresh plays a random earlier snapshot), or the names given by ``--opponents``.
+   each refresh plays a random earlier snapshot), or the names given by ``--opponents``;
+4. ``--reference rules`` (or ``start``, or any agent): paired-deal rewards
+   (:mod:`sichuan_env.envs.paired`): every deal is also played from its start with that agent
+   in the learner's seat, and its points are subtracted at the deal's end.
 
 Every ``--eval-every`` PPO decisions (and before the first), the duplicate arena plays the
 policy against three ``rules`` on ``--eval-deals`` deals of ``--eval-seed`` (the same deals
@@ -73,6 +76,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--opponents", default="pool",
                    help=agents_help("pool (rules, the start policy, a past self) or three "
                                     "agents"))
+    p.add_argument("--reference", default=None,
+                   help=agents_help("paired-deal rewards (sichuan_env.envs.paired): each deal is "
+                                    "also played from its start by this agent in the "
+                                    "learner's seat, its points subtracted at the deal's "
+                                    "end; an agent (rules), start (the start policy, "
+                                    "frozen), or none (default)"))
     p.add_argument("--snapshot-every", type=int, default=100_000)
     p.add_argument("--eval-every", type=int, default=200_000)
     p.add_argument("--eval-deals", type=int, default=2000)
@@ -81,6 +90,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--time-limit", type=float, default=0.0, help="minutes (0: none)")
     p.add_argument("--threads", type=int, default=1)
     a = p.parse_args(argv)
+    if a.reference == "none":
+        a.reference = None  # a run recorded without the option has None
     for flag, v, lo in (("--total-steps", a.total_steps, 0), ("--tables", a.tables, 1),
                         ("--n-steps", a.n_steps, 1), ("--batch-size", a.batch_size, 1),
                         ("--epochs", a.epochs, 1), ("--warmup-max", a.warmup_max, 0),
@@ -246,7 +257,14 @@ def main(argv: list[str] | None = None) -> int:
         opponents = [make_agent(n, seed=a.seed + i, preset=a.rules) for i, n in
                      enumerate(names)]
     done = 0 if resume is None else int(resume["done"])
-    env = SichuanVecEnv(a.tables, rules=a.rules, opponents=opponents, seed=a.seed + done)
+    reference = start if a.reference == "start" else a.reference
+    try:
+        env = SichuanVecEnv(a.tables, rules=a.rules, opponents=opponents, seed=a.seed + done,
+                            reference=reference)
+    except ValueError as err:
+        print(f"finetune: --reference: {err}", file=sys.stderr)
+        return 2
+    base_env = env
     env = OracleVecEnv(AdviceVecEnv(AnalysisVecEnv(env), make_adviser("rules")))
     lr = float(a.lr)
     model = load_model(init, env=env, device="cpu", cls=KLMaskablePPO, custom_objects={
@@ -333,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{done:,} PPO decisions: {json.dumps(model.last_stats)}", flush=True)
         if pool is not None and done >= next_snap:
             pool.add(model.policy)
+            base_env.flush_references()  # earlier deals' reference deals meet the old self
             pool.refresh()
             next_snap += a.snapshot_every
         checkpoint(f"ppo_{done}.zip", done)

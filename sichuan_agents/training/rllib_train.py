@@ -83,6 +83,8 @@ def env_config(args: argparse.Namespace) -> dict[str, Any]:
         "rules": args.rules, "learner_seats": seats, "illegal": "raise",
         "opponents": opponents_factory(args.opponents, args.seed, args.rules),
     }
+    if getattr(args, "reference", "none") != "none":  # paired-deal rewards
+        cfg["reference"] = args.reference
     if args.features == "analysis":
         cfg["features"] = analysis_planes
         cfg["num_features"] = N_FEATURE_PLANES

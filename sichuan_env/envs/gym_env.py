@@ -31,6 +31,12 @@ illegal action     ``illegal_action="terminate"`` (default, PettingZoo's classic
                    with reward ``illegal_reward`` (default -1) and ``info["illegal_action"]``;
                    ``"raise"``: :class:`~sichuan_env.core.engine.IllegalActionError`, nothing
                    changes
+reference          None (default), or an agent or spec (``"rules"``): paired-deal rewards
+                   (:mod:`sichuan_env.envs.paired`): the deal is also played from a copy made at
+                   its start with the reference in the learner's seat, and the terminating
+                   step's reward has the reference's points subtracted (the per-step points
+                   stay); ``info["raw_points"]`` and ``info["reference_points"]`` then hold
+                   both totals. ``set_reference`` swaps the agent for later deals
 =================  ===========================================================================
 """
 
@@ -49,6 +55,7 @@ from sichuan_env.core.engine import IllegalActionError
 from sichuan_env.core.rules import Rules, get_rules
 from sichuan_env.core.seeding import drawn_seed, opponent_rng
 from sichuan_env.core.state import State
+from sichuan_env.envs.paired import ReferencePlay
 from sichuan_env.records.render import render_html, render_text
 from sichuan_env.seats.agent import Agent, seat_agents
 from sichuan_env.seats.driver import check_action, opponent_seats, play_until_learner
@@ -95,6 +102,7 @@ class SichuanSingleEnv(gym.Env):
         render_mode: str | None = None,
         illegal_action: str = "terminate",
         illegal_reward: float = -1.0,
+        reference: Agent | str | None = None,
     ) -> None:
         if illegal_action not in ("terminate", "raise"):
             raise ValueError(
@@ -123,6 +131,10 @@ class SichuanSingleEnv(gym.Env):
         self._seats_key: tuple = ()  # (seat, opponents' ids) that _seat_agent was built for
         self._agents: list = []
         self._seat_agent = np.full((1, 4), -1, np.intp)
+        self._paired = (None if reference is None else
+                        ReferencePlay(reference, self.opponents, self.rules))
+        self._start: State | None = None  # the deal at its start, for the reference
+        self._raw = 0.0  # the learner's points in this deal so far
 
     # ------------------------------------------------------------------ API
     def reset(
@@ -136,12 +148,21 @@ class SichuanSingleEnv(gym.Env):
             self.opponents[0].rng = opponent_rng(seed)
         dealer = int((options or {}).get("dealer", 0))
         self.state = engine.reset([deal_seed], self.rules, dealer=dealer)
+        if self._paired is not None:
+            if seed is not None:
+                self._paired.reseed(seed)
+            self._start = self.state.copy()
+        self._raw = 0.0
         for a in self.opponents:
             if hasattr(a, "reset"):
                 a.reset()
         self._over = False
-        self._play_opponents()
-        return self._obs(), self._info()
+        self._raw, done_ = self._play_opponents()
+        info = self._info()
+        if done_:  # the match ended before the learner's first decision
+            self._over = True
+            info.update(self._paired_end(0.0))
+        return self._obs(), info
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         st = self.state
@@ -164,10 +185,37 @@ class SichuanSingleEnv(gym.Env):
         reward = float(r[0, self.seat])
         more, done_ = self._play_opponents()
         reward += more
+        self._raw += reward
         self._over = done_
         if self.render_mode == "human":
             self.render()
-        return self._obs(), reward, bool(done_), False, self._info()
+        info = self._info()
+        if done_:
+            end = self._paired_end(reward)
+            reward = end.get("reward", reward)
+            info.update({k: v for k, v in end.items() if k != "reward"})
+        return self._obs(), reward, bool(done_), False, info
+
+    def set_reference(self, reference: Agent | str) -> None:
+        """Paired-deal rewards: the agent (or spec) in the learner's seat of the reference
+        deals that start from now on. ``ValueError`` when built without ``reference=``."""
+        if self._paired is None:
+            raise ValueError("this env has no paired-deal rewards (build it with reference=)")
+        self._paired.set_reference(reference)
+
+    @property
+    def reference(self) -> Agent | None:
+        """The reference agent of the paired-deal rewards, or None."""
+        return None if self._paired is None else self._paired.reference
+
+    def _paired_end(self, reward: float) -> dict[str, Any]:
+        """At the deal's end: the reference's deal played; the last step's paired reward
+        and the two totals (nothing without a reference)."""
+        if self._paired is None or self._start is None:
+            return {}
+        ref = float(self._paired.play(self._start, np.array([self.seat]))[0])
+        self._start = None
+        return {"reward": reward - ref, "raw_points": self._raw, "reference_points": ref}
 
     def action_masks(self) -> np.ndarray:
         """(88,) bool: the learner's legal actions now (all False once terminated)."""

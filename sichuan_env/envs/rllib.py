@@ -66,7 +66,12 @@ callable returning one of those, built once per env runner - use a callable for 
 should not be pickled - or agent specs for :func:`sichuan_env.seats.agent.make_agent`, one or
 three comma-separated, e.g. ``"greedy"``), ``features`` (None), ``illegal`` (``"random_legal"``),
 ``illegal_penalty`` (1.0), ``seed`` (the one-table env's first deal when ``reset()`` gets
-no seed).
+no seed), ``reference`` (None; an agent or spec: paired-deal rewards,
+:mod:`sichuan_env.envs.paired`:
+each deal is also played from a copy made at its start with the reference in the learner
+seat, and the step that ends the deal has the reference's points subtracted from the learner
+seat's reward, ``infos[agent]["reference_points"]`` holding them; learner-seat mode only,
+self-play raises ``ValueError``; ``tables.set_reference`` swaps the agent for later deals).
 """
 
 from __future__ import annotations
@@ -98,6 +103,7 @@ from sichuan_env.core import engine
 from sichuan_env.core.actions import N_ACTIONS
 from sichuan_env.core.rules import get_rules
 from sichuan_env.core.state import State
+from sichuan_env.envs.paired import PairedDeals, make_paired
 from sichuan_env.seats.driver import check_actions, legal_in, opponent_seats, play_until_learner
 from sichuan_env.seats.observation import OBS_SHAPE, encode, observation_bounds
 
@@ -139,7 +145,7 @@ class TableBatch:
     def __init__(self, num_tables: int, config: dict[str, Any] | None = None) -> None:
         config = dict(config or {})
         known = {"rules", "learner_seats", "opponents", "features", "illegal",
-                 "illegal_penalty", "seed", "num_features"}
+                 "illegal_penalty", "seed", "num_features", "reference"}
         unknown = set(config) - known
         if unknown:
             raise ValueError(f"unknown env config keys {sorted(unknown)}; known: {sorted(known)}")
@@ -189,6 +195,13 @@ class TableBatch:
         self.mask = np.zeros((n, N_ACTIONS), bool)
         self.rng = np.random.default_rng(config.get("seed"))
         self.illegal_count = 0
+        self.paired: PairedDeals | None = None
+        if config.get("reference") is not None:
+            if self.opponents is None:
+                raise ValueError("reference (paired-deal rewards) needs one learner seat per "
+                                 "table ('opponents' given); self-play is not supported")
+            self.paired = make_paired(config["reference"], self.opponents, self.rules,
+                                      config.get("seed"), n)
 
     # ------------------------------------------------------------------ reset
     def reset_tables(self, seeds: np.ndarray) -> None:
@@ -197,6 +210,11 @@ class TableBatch:
         for a in {id(a): a for a in self.opponents or ()}.values():
             if hasattr(a, "reset"):
                 a.reset()
+        if self.paired is not None:
+            rows = np.arange(self.num_tables)
+            self.paired.clear()
+            self.paired.player.reseed(int(np.asarray(seeds).reshape(-1)[0]))
+            self.paired.start(self.state, rows, rows, self.learner)
         rewards = np.zeros((self.num_tables, 4), np.float64)
         self.mask = self._play_bots(np.arange(self.num_tables), rewards)
 
@@ -204,6 +222,8 @@ class TableBatch:
         """Tables ``rows`` (finished) start their next match; bots play up to an agent."""
         st = self.state
         st.put_rows(rows, engine.reset_done(st.take(rows)))
+        if self.paired is not None:
+            self.paired.start(st, rows, rows, self.learner[rows])
         self.mask[rows] = self._play_bots(rows, rewards)
 
     # ------------------------------------------------------------------ step
@@ -237,6 +257,29 @@ class TableBatch:
         if not full:
             st.put_rows(rows, sub)
         self.mask[rows] = self._play_bots(rows, rewards)
+        if self.paired is not None:
+            self.pair_ends(rows[st.done[rows]], rewards, infos)
+
+    def pair_ends(self, rows: np.ndarray, rewards: np.ndarray,
+                  infos: list[dict[str, Any]] | None) -> np.ndarray:
+        """Paired-deal rewards: tables ``rows`` ended their deal; the reference's points on
+        them are subtracted from the learner seats' ``rewards`` (and put into
+        ``infos[t][agent]["reference_points"]``); returns those points."""
+        if self.paired is None or not rows.size:
+            return np.zeros(rows.size)
+        ref = self.paired.totals(rows)
+        seats = self.learner[rows]
+        rewards[rows, seats] -= ref
+        if infos is not None:
+            for t, s, v in zip(rows.tolist(), seats.tolist(), ref.tolist(), strict=True):
+                infos[t].setdefault(AGENT_IDS[s], {})["reference_points"] = v
+        return ref
+
+    def set_reference(self, reference: Any) -> None:
+        """The agent (or spec) of the reference deals that start from now on."""
+        if self.paired is None:
+            raise ValueError("this env has no paired-deal rewards (env config 'reference')")
+        self.paired.set_reference(reference)
 
     def _play_bots(self, rows: np.ndarray, rewards: np.ndarray) -> np.ndarray:
         """Bots move on tables ``rows`` until each is finished or waits for an agent seat

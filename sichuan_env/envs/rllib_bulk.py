@@ -37,7 +37,9 @@ rewards            the points the learner seat was paid and received in each ste
                    moves included; what bots' moves paid before the learner's first decision
                    of a match (a bot's kong) is added to its first step, so a match's return
                    is the learner seat's points (:class:`~sichuan_env.envs.rllib.SichuanVectorEnv`
-                   drops those)
+                   drops those). With the env config's ``reference`` (paired-deal rewards,
+                   :mod:`sichuan_env.envs.paired`) the step that ends a match also has the
+                   reference's points on that deal subtracted
 final obs          the learner seat's observation of the finished table, mask all zero
 metrics            env, agent and module steps, episodes, and the finished matches' returns
                    and lengths (env steps = learner decisions), as RLlib's runners log them
@@ -266,6 +268,8 @@ class BulkEnvRunner(SichuanEnvRunner):
                 """Tables ``fin`` finished their match: record, then deal the next."""
                 again = restarted[fin]  # finished again before a learner decision:
                 ended = fin[~again]     # that match has no step; its points are dropped
+                if tb.paired is not None:  # paired-deal rewards: minus the reference's
+                    acc[fin] -= tb.paired.totals(fin)
                 if ended.size:
                     rewards[t, ended] = acc[ended]
                     done[t, ended] = True
@@ -273,6 +277,8 @@ class BulkEnvRunner(SichuanEnvRunner):
                 acc[fin] = 0.0
                 restarted[fin] = True
                 engine.new_matches(tb.state, fin)
+                if tb.paired is not None:
+                    tb.paired.start(tb.state, fin, fin, tb.learner[fin])
 
             self._play(actions[t], acc, finish)
             live = ~restarted

@@ -42,6 +42,15 @@ seeding            ``seed`` (or ``seed()`` before ``reset()``) fixes every table
                    (:func:`sichuan_env.core.seeding.vector_table_seeds`; docs/seeding.md), so its
                    deals do not depend on how the tables are batched; the default random
                    opponents are seeded from ``seed`` too
+reference          None (default), or an agent or spec (``"rules"``): paired-deal rewards
+                   (:mod:`sichuan_env.envs.paired`). Each deal is also played from a copy made at
+                   its start with the reference in the learner's seat; the rewards stay the
+                   learner's points per step, and the done step's reward has the reference's
+                   points subtracted, so an episode's return is learner minus reference on
+                   the same wall; ``infos[i]["raw_points"]`` and ``["reference_points"]``
+                   hold both totals. :meth:`SichuanVecEnv.set_reference` swaps the agent
+                   (e.g. a frozen copy of the learner) for the deals that start later;
+                   call :meth:`SichuanVecEnv.flush_references` before changing an opponent
 =================  ===========================================================================
 
 Speed: when every opponent is the built-in :class:`~sichuan_env.seats.agent.RandomAgent` (one
@@ -91,6 +100,7 @@ from sichuan_env.core.rules import Rules, get_rules
 from sichuan_env.core.seeding import opponent_rng, vector_table_seeds
 from sichuan_env.core.state import State
 from sichuan_env.envs.gym_env import opponent_list
+from sichuan_env.envs.paired import make_paired
 from sichuan_env.envs.random_rounds import (
     ALL_WAITING,
     FINISHED,
@@ -152,6 +162,7 @@ class SichuanVecEnv(VecEnv):
         opponents: Agent | str | Sequence[Agent | str] | None = None,
         seed: int | None = 0,
         render_mode: str | None = None,
+        reference: Agent | str | None = None,
     ) -> None:
         if int(num_tables) < 1:
             raise ValueError(f"num_tables must be >= 1, got {num_tables}")
@@ -189,6 +200,7 @@ class SichuanVecEnv(VecEnv):
         self._obs_pool: list[np.ndarray] = []  # observation arrays nobody else holds are reused
         self._draw_hint = n * N_ACTIONS * 4  # first block of the random opponents' draws
         self._t0 = time.perf_counter()
+        self._paired = make_paired(reference, self.opponents, self.rules, seed, n)
 
     # ------------------------------------------------------------------ VecEnv API
     def reset(self) -> VecEnvObs:
@@ -199,6 +211,12 @@ class SichuanVecEnv(VecEnv):
         seeds = vector_table_seeds(base, n)
         self._states = [engine.reset(seeds[sl], self.rules) for sl in self._shards]
         self._runners = []
+        if self._paired is not None:
+            self._paired.clear()
+            self._paired.player.reseed(base)
+            for st, sl in zip(self._states, self._shards, strict=True):
+                self._paired.start(st, np.arange(st.batch_size), self._slots[sl],
+                                   self.learner[sl])
         if self._default_opponents:  # the default random opponents follow the seed
             self.opponents[0].rng = opponent_rng(base)
         self._reset_seeds()
@@ -285,6 +303,28 @@ class SichuanVecEnv(VecEnv):
         if isinstance(parts[0], SeatView):
             return SeatView(*(np.concatenate(f) for f in zip(*parts, strict=True)))
         return np.concatenate(parts)
+
+    def set_reference(self, reference: Agent | str) -> None:
+        """Paired-deal rewards: the agent (or spec) that plays the learner's seat in the
+        deals that start from now on (deals already started keep theirs); e.g. a frozen
+        copy of the learner's policy, refreshed by the trainer. ``ValueError`` when the
+        env was built without ``reference=``."""
+        if self._paired is None:
+            raise ValueError("this env has no paired-deal rewards (build it with reference=)")
+        self._paired.set_reference(reference)
+
+    def flush_references(self) -> None:
+        """Play the reference deals waiting now (they are played in batches when a deal
+        that needs one ends, with the opponents as they are then): call it before changing
+        an opponent (a self-play snapshot refreshed), so that every deal's reference play
+        meets the opponents its learner met. Nothing without ``reference=``."""
+        if self._paired is not None:
+            self._paired.flush()
+
+    @property
+    def reference(self) -> Agent | None:
+        """The reference agent of the paired-deal rewards, or None."""
+        return None if self._paired is None else self._paired.player.reference
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 88) bool: each slot's legal actions now."""
@@ -380,9 +420,16 @@ class SichuanVecEnv(VecEnv):
         now = time.perf_counter()
         final = self._acc[sl].copy()
         scores = st.match_scores[rows].tolist()
+        if self._paired is not None:
+            ref = self._paired.totals(sl)
+            raw = self._ep_ret[sl] + final
+            final -= ref
         for j, s in enumerate(sl.tolist()):
             infos[s]["terminal_observation"] = term[j]
             infos[s]["final_scores"] = scores[j]
+            if self._paired is not None:
+                infos[s]["raw_points"] = float(raw[j])
+                infos[s]["reference_points"] = float(ref[j])
             infos[s]["episode"] = {
                 "r": float(self._ep_ret[s] + final[j]),
                 "l": int(self._ep_len[s]),
@@ -394,6 +441,8 @@ class SichuanVecEnv(VecEnv):
         self._ep_ret[sl] = 0.0
         self._ep_len[sl] = 0
         self._new_matches(st, rows)
+        if self._paired is not None:
+            self._paired.start(st, rows, sl, seats)
 
     @staticmethod
     def _new_matches(st: State, rows: np.ndarray) -> None:

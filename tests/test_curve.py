@@ -1,0 +1,49 @@
+"""The learning-curve command (sichuan_agents/training/curve.py) at a tiny size: chunks of PPO
+from scratch with paired rewards, a point per chunk in curve.json and curve.png, resumed by
+running it again; other settings are a one-line error."""
+
+import json
+
+import pytest
+
+from sichuan_agents.training.curve import main, parse_args
+
+TINY = ["--start", "scratch", "--reference", "rules", "--chunk-steps", "256", "--tables", "1",
+        "--against", "greedy", "--eval-walls", "2", "--seed", "4", "--quiet"]
+
+
+@pytest.mark.slow
+def test_tiny_curve_in_chunks_resumes(tmp_path, capsys):
+    out = tmp_path / "c"
+    assert main(["--out", str(out), "--budget-steps", "512", *TINY]) == 0
+    curve = json.loads((out / "curve.json").read_text())
+    steps = [p["steps"] for p in curve["points"]]
+    assert len(steps) == 2 and steps[0] > 0 and steps[1] > steps[0]
+    assert all(p["cpu_seconds"] > 0 for p in curve["points"])
+    vs = curve["points"][-1]["vs"]["greedy"]
+    assert vs["ci_low"] <= vs["diff"] <= vs["ci_high"] and vs["deals"] == 8
+    assert (out / "curve.png").read_bytes()[:4] == b"\x89PNG"
+    capsys.readouterr()
+    assert main(["--out", str(out), "--budget-steps", "512", *TINY, "--tables", "3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--tables" in err[0]
+    assert main(["--out", str(out), "--budget-steps", str(steps[1] + 1), *TINY]) == 0
+    again = json.loads((out / "curve.json").read_text())["points"]
+    assert again[:2] == curve["points"] and len(again) == 3 and again[2]["steps"] > steps[1]
+    assert again[2]["train_seconds"] > again[1]["train_seconds"] > 0
+    # past its --time-limit of training, no chunk starts
+    assert main(["--out", str(out), "--budget-steps", "10000", *TINY, "--time-limit",
+                 "0.001"]) == 0
+    assert json.loads((out / "curve.json").read_text())["points"] == again
+    assert "time limit reached" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["--out", "x", "--chunk-steps", "0"], "--chunk-steps"),
+    (["--out", "x", "--start", "no/such.zip"], "--start"),
+])
+def test_bad_arguments_exit_2(argv, word, capsys):
+    with pytest.raises(SystemExit) as e:
+        parse_args(argv)
+    assert e.value.code == 2
+    assert word in capsys.readouterr().err.strip().splitlines()[-1]
