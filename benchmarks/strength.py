@@ -6,16 +6,18 @@ b"eval")``, where the trees and the network are the two files that ``best`` play
 (``sichuan_agents/models/boosted_<preset>.txt`` and ``fitted_<preset>.zip``). So the seeds
 follow from the shipped files alone: nobody chooses them, and a new model gets new ones.
 
-Each seed is one duplicate arena run (``best`` against three copies of the opponent),
-saved as ``<out>/<opponent>_<preset>_seed<S>.json``: the arena's results JSON plus
-``unit_diff``, each wall's difference ``best - opponent`` (the unit of the arena's CI).
+Each seed is one duplicate arena run (one ``--agent``, default ``best``, against three
+copies of the opponent), saved as ``<out>/<agent>-<opponent>_<preset>_seed<S>.json``: the
+arena's results JSON plus ``unit_diff``, each wall's difference ``agent - opponent`` (the
+unit of the arena's CI). Other agents are measured on ``best``'s seeds.
 A seed whose file exists is not played again, so an interrupted run continues. The pooled
 figure is the mean of all walls' differences of all seeds with the arena's 95% CI
 (``mean +- 1.959964 * sd / sqrt(walls)``), never a mean of the seeds' means; it is written
-to ``<out>/<opponent>_<preset>.json`` with each seed's figure.
+to ``<out>/<agent>-<opponent>_<preset>.json`` with each seed's figure.
 
     python benchmarks/strength.py --opponent rules --deals 6000       # 4 seeds, 24,000 deals
     python benchmarks/strength.py --opponent rules --pool-only        # pool what is saved
+    python benchmarks/strength.py --agent fitted --deals 6000         # fitted on best's seeds
 """
 
 from __future__ import annotations
@@ -88,24 +90,25 @@ def pool(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "pooled": figure(allw), "per_seed": per_seed}
 
 
-def seed_path(out: Path, opponent: str, preset: str, seed: int) -> Path:
-    return out / f"{opponent}_{preset}_seed{seed}.json"
+def seed_path(out: Path, agent: str, opponent: str, preset: str, seed: int) -> Path:
+    return out / f"{agent}-{opponent}_{preset}_seed{seed}.json"
 
 
-def run_seed(seed: int, deals: int, opponent: str, preset: str, out: Path) -> Path:
+def run_seed(seed: int, deals: int, agent: str, opponent: str, preset: str,
+             out: Path) -> Path:
     """Play (unless saved) and save one seed's duplicate arena run."""
     from sichuan_agents.arena import limit_blas_threads, run_arena
 
-    path = seed_path(out, opponent, preset, seed)
+    path = seed_path(out, agent, opponent, preset, seed)
     if path.exists():
         return path
     limit_blas_threads(1)
-    seats = ["best"] + [opponent] * 3
+    seats = [agent] + [opponent] * 3
     cmd = (f"python -m sichuan_agents.arena --seats {','.join(seats)} --deals {deals} "
            f"--seed {seed} --rules {preset}")
     res = run_arena(seats, deals, seed=seed, rules=preset, command=cmd)
     d = res.to_dict()
-    d["unit_diff"] = [float(x) for x in unit_diff(res, "best", opponent)]
+    d["unit_diff"] = [float(x) for x in unit_diff(res, agent, opponent)]
     out.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(d) + "\n")
@@ -113,18 +116,19 @@ def run_seed(seed: int, deals: int, opponent: str, preset: str, out: Path) -> Pa
     return path
 
 
-def pooled_report(seeds: Sequence[int], opponent: str, preset: str, out: Path,
+def pooled_report(seeds: Sequence[int], agent: str, opponent: str, preset: str, out: Path,
                   files: Sequence[Path]) -> dict[str, Any]:
+    """The pooled figure of the saved seeds, with the rule that gave them."""
     runs = []
     for s in seeds:
-        r = json.loads(seed_path(out, opponent, preset, s).read_text())
+        r = json.loads(seed_path(out, agent, opponent, preset, s).read_text())
         runs.append({"seed": s, "deals": r["deals"], "unit_diff": r["unit_diff"],
                      "seconds": r["seconds"]})
     rep = pool(runs)
     h = hashlib.sha256()
     for f in files:
         h.update(Path(f).read_bytes())
-    return {"a": "best", "b": opponent, "rules": preset,
+    return {"a": agent, "b": opponent, "rules": preset,
             "seed_rule": "first 32-bit big-endian words of sha256(" +
                          " + ".join(Path(f).name for f in files) + ' + b"eval")',
             "files_sha256": h.hexdigest(),
@@ -133,6 +137,7 @@ def pooled_report(seeds: Sequence[int], opponent: str, preset: str, out: Path,
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--agent", default="best", help="the measured seat's agent")
     p.add_argument("--opponent", default="rules", help="the three other seats' agent")
     p.add_argument("--rules", default="mil", choices=["mil", "mahjongsoft"])
     p.add_argument("--seeds", type=int, default=N_SEEDS, help="seeds (3..8)")
@@ -144,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not 3 <= a.seeds <= 8:
             raise ValueError(f"--seeds must be 3..8, got {a.seeds}")
+        for name in (a.agent, a.opponent):
+            if not name.replace("_", "").isalnum():
+                raise ValueError(f"agent names here are plain names (they name files), "
+                                 f"got {name!r}")
         if a.deals < 4:
             raise ValueError(f"--deals must be >= 4, got {a.deals}")
         files = model_files(a.rules)
@@ -155,19 +164,19 @@ def main(argv: list[str] | None = None) -> int:
         if not a.pool_only:
             for s in seeds:
                 t0 = time.perf_counter()
-                path = run_seed(s, a.deals, a.opponent, a.rules, out)
+                path = run_seed(s, a.deals, a.agent, a.opponent, a.rules, out)
                 print(f"seed {s}: {path} ({time.perf_counter() - t0:.0f} s)", flush=True)
-        rep = pooled_report(seeds, a.opponent, a.rules, out, files)
+        rep = pooled_report(seeds, a.agent, a.opponent, a.rules, out, files)
     except (ValueError, OSError, KeyError) as e:
         print(f"error: {str(e).splitlines()[0] if str(e) else e}", file=sys.stderr)
         return 2
-    path = Path(a.out) / f"{a.opponent}_{a.rules}.json"
+    path = Path(a.out) / f"{a.agent}-{a.opponent}_{a.rules}.json"
     path.write_text(json.dumps(rep, indent=1) + "\n")
     pf = rep["pooled"]
     for s in rep["per_seed"]:
         print(f"seed {s['seed']}: {s['mean']:+.3f} [{s['ci_low']:+.3f}, {s['ci_high']:+.3f}]"
               f" ({s['deals']} deals)")
-    print(f"pooled best - {a.opponent}: {pf['mean']:+.3f} [{pf['ci_low']:+.3f}, "
+    print(f"pooled {a.agent} - {a.opponent}: {pf['mean']:+.3f} [{pf['ci_low']:+.3f}, "
           f"{pf['ci_high']:+.3f}] ({rep['deals']} deals, {len(rep['seeds'])} seeds) -> {path}")
     return 0
 

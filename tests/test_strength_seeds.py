@@ -45,7 +45,7 @@ def test_the_committed_results_are_on_those_seeds():
     files shipped now, each seed's file holds the walls pooled, and 20,000+ deals in all."""
     st = _strength()
     seeds = st.eval_seeds(st.model_files("mil"))
-    pooled = sorted(RESULTS.glob("*_mil.json"))
+    pooled = sorted(RESULTS.glob("*-*_mil.json"))
     assert pooled, "no pooled figure committed under docs/strength/"
     for path in pooled:
         rep = json.loads(path.read_text())
@@ -55,16 +55,16 @@ def test_the_committed_results_are_on_those_seeds():
             b"".join(f.read_bytes() for f in st.model_files("mil"))).hexdigest()
         runs = []
         for s, fig in zip(seeds, rep["per_seed"], strict=True):
-            run = json.loads(st.seed_path(RESULTS, rep["b"], "mil", s).read_text())
+            run = json.loads(st.seed_path(RESULTS, rep["a"], rep["b"], "mil", s).read_text())
             assert run["seed"] == s and fig["seed"] == s
             assert len(run["unit_diff"]) == run["deals"] // 4 == fig["units"]
             runs.append({"seed": s, "deals": run["deals"], "unit_diff": run["unit_diff"]})
             # the per-wall differences are the arena's own pair figure
-            pair = next(p for p in run["pairwise"] if {p["a"], p["b"]} == {"best", rep["b"]})
-            assert math.isclose(fig["mean"], pair["mean"] if pair["a"] == "best"
+            pair = next(p for p in run["pairwise"] if {p["a"], p["b"]} == {rep["a"], rep["b"]})
+            assert math.isclose(fig["mean"], pair["mean"] if pair["a"] == rep["a"]
                                 else -pair["mean"], abs_tol=1e-9)
         assert st.pool(runs)["pooled"] == pytest.approx(rep["pooled"])
-    assert json.loads((RESULTS / "rules_mil.json").read_text())["deals"] >= 20_000
+    assert json.loads((RESULTS / "best-rules_mil.json").read_text())["deals"] >= 20_000
 
 
 def test_pooling_is_over_the_walls_of_all_seeds():
@@ -96,6 +96,8 @@ def test_bad_arguments_print_one_line(capsys):
     assert st.main(["--seeds", "2"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --seeds must be 3..8") and err.count("\n") == 1
+    assert st.main(["--agent", "boosted:x.txt"]) == 2
+    assert capsys.readouterr().err.startswith("error: agent names here are plain names")
     assert st.main(["--print-seeds"]) == 0
     assert capsys.readouterr().out.split() == [str(s) for s in
                                                st.eval_seeds(st.model_files("mil"))]
