@@ -101,3 +101,31 @@ def test_bad_arguments_print_one_line(capsys):
     assert st.main(["--print-seeds"]) == 0
     assert capsys.readouterr().out.split() == [str(s) for s in
                                                st.eval_seeds(st.model_files("mil"))]
+
+
+def test_the_card_and_best_cite_the_pooled_figure():
+    """boosted_mil.json's ``strength`` is the committed pooled figure with each seed's
+    beside it, and ``best``'s description cites it; the other cards say they have none."""
+    from sichuan_agents.models.best import BEST
+
+    models = ROOT / "sichuan_agents" / "models"
+    cards = {}
+    for path in sorted(RESULTS.glob("*-*_mil.json")):
+        rep = json.loads(path.read_text())
+        name = "boosted" if rep["a"] == "best" else rep["a"]
+        card = json.loads((models / f"{name}_mil.json").read_text())["strength"]
+        cards[name] = card
+        row = card[f"mil/{rep['a']}-{rep['b']}"]
+        assert row["seeds"] == rep["seeds"] and row["deals"] == rep["deals"]
+        assert row["diff"] == pytest.approx(rep["pooled"]["mean"], abs=5e-5)
+        assert row["ci95"] == pytest.approx([rep["pooled"]["ci_low"],
+                                             rep["pooled"]["ci_high"]], abs=5e-5)
+        assert [s["diff"] for s in row["per_seed"]] == pytest.approx(
+            [s["mean"] for s in rep["per_seed"]], abs=5e-5)
+        if rep["a"] == "best" and rep["b"] == "rules":
+            lo, hi = rep["pooled"]["ci_low"], rep["pooled"]["ci_high"]
+            assert (f"boosted - rules {rep['pooled']['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}] "
+                    "pooled") in BEST["mil"][1]
+    assert "mil/best-rules" in cards["boosted"]
+    for name in ("boosted_mahjongsoft", "fitted_mil", "fitted_mahjongsoft", "ppo_mil"):
+        assert "strength" in json.loads((models / f"{name}.json").read_text()), name
