@@ -49,10 +49,12 @@ def test_the_committed_results_are_on_those_seeds():
     assert pooled, "no pooled figure committed under docs/strength/"
     for path in pooled:
         rep = json.loads(path.read_text())
-        assert rep["seeds"] == seeds, path.name
+        stale = (f"{path.name} was measured on other model files: a new model gets new "
+                 "seeds; rerun benchmarks/strength.py (docs/ladder.md)")
+        assert rep["seeds"] == seeds, stale
         assert len(rep["seeds"]) >= 3
         assert rep["files_sha256"] == hashlib.sha256(
-            b"".join(f.read_bytes() for f in st.model_files("mil"))).hexdigest()
+            b"".join(f.read_bytes() for f in st.model_files("mil"))).hexdigest(), stale
         runs = []
         for s, fig in zip(seeds, rep["per_seed"], strict=True):
             run = json.loads(st.seed_path(RESULTS, rep["a"], rep["b"], "mil", s).read_text())
