@@ -46,6 +46,8 @@ def test_review_this_deal(server, monkeypatch):
         raise AssertionError("a review ran in the server process")
 
     monkeypatch.setattr(review_mod.Reviewer, "review", not_here)
+    # each part waits a moment in the worker: the polls below see the progress between parts
+    monkeypatch.setattr(server.app.state.reviews, "reviewer", "support.paced_review:review_part")
     with server.client() as client, server.client() as other:
         st = client.post("/api/new", json={}).json()
         resp = client.post("/api/review", json={})
