@@ -18,6 +18,8 @@ import random
 
 import pytest
 
+from sichuan_env.core.tiles import parse_kinds
+
 from support.trace_helpers import (
     act,
     compact,
@@ -112,6 +114,22 @@ def test_dealer_with_indicator_and_complete_hand_may_hu_on_initial_turn():
     assert win["event"] == 4 and event_like(g.events[4], seat=0, act="hu")
     assert g.scores == [15, -5, -5, -5]
     assert g.current_seat == 1 and g.phase == "turn" and g.wall_left == 2
+
+
+def test_opening_turn_hu_names_the_first_kind_the_hand_holds_most():
+    """docs/record_format.md (a ``hu`` event's ``tile``): on the dealer's opening turn no
+    tile was drawn, so the winning tile named is the first kind, in kind order, of which the
+    hand holds the most copies. 111m234m567m55m999s holds three each of 1m, 5m and 9s: 1m
+    (not the last of them, 9s). The tile leaves the hand and is shown as won."""
+    hand0 = "111m234m567m55m999s"
+    assert is_complete(hand0)
+    g = start({0: hand0}, "1p 2p 3s", {0: "void p"}, filler_suits="ps")
+    g.play("hu")
+    (win,) = g.wins
+    assert win["seat"] == 0 and win["from"] is None and win["tile"] == "1m"
+    assert g.state.hu_tile[0, 0] == parse_kinds("1m")[0]
+    assert g.state.won_tiles[0].sum() == 1 and g.state.won_tiles[0, parse_kinds("1m")[0]] == 1
+    assert g.state.hand[0, 0].sum() == 13 and g.state.hand[0, 0, parse_kinds("1m")[0]] == 2
 
 
 def test_set_aside_tile_is_not_usable_for_hu_and_is_discarded_automatically():
