@@ -116,20 +116,24 @@ def test_dealer_with_indicator_and_complete_hand_may_hu_on_initial_turn():
     assert g.current_seat == 1 and g.phase == "turn" and g.wall_left == 2
 
 
-def test_opening_turn_hu_names_the_first_kind_the_hand_holds_most():
+@pytest.mark.parametrize(("hand0", "named"), [("111m234m567m55m999s", "1m"),
+                                              ("123m123m456m789m55m", "5m")])
+def test_opening_turn_hu_names_the_first_kind_the_hand_holds_most(hand0, named):
     """docs/record_format.md (a ``hu`` event's ``tile``): on the dealer's opening turn no
     tile was drawn, so the winning tile named is the first kind, in kind order, of which the
-    hand holds the most copies. 111m234m567m55m999s holds three each of 1m, 5m and 9s: 1m
-    (not the last of them, 9s). The tile leaves the hand and is shown as won."""
-    hand0 = "111m234m567m55m999s"
+    hand holds the most copies: 111m234m567m55m999s holds three each of 1m, 5m and 9s (1m,
+    not the last of them); 123m123m456m789m55m holds three 5m and two of 1m, 2m, 3m (5m,
+    not the first kind held). The tile leaves the hand and is shown as won."""
     assert is_complete(hand0)
     g = start({0: hand0}, "1p 2p 3s", {0: "void p"}, filler_suits="ps")
     g.play("hu")
     (win,) = g.wins
-    assert win["seat"] == 0 and win["from"] is None and win["tile"] == "1m"
-    assert g.state.hu_tile[0, 0] == parse_kinds("1m")[0]
-    assert g.state.won_tiles[0].sum() == 1 and g.state.won_tiles[0, parse_kinds("1m")[0]] == 1
-    assert g.state.hand[0, 0].sum() == 13 and g.state.hand[0, 0, parse_kinds("1m")[0]] == 2
+    assert win["seat"] == 0 and win["from"] is None and win["tile"] == named
+    k = parse_kinds(named)[0]
+    held = parse_kinds(hand0).count(k)
+    assert g.state.hu_tile[0, 0] == k
+    assert g.state.won_tiles[0].sum() == 1 and g.state.won_tiles[0, k] == 1
+    assert g.state.hand[0, 0].sum() == 13 and g.state.hand[0, 0, k] == held - 1
 
 
 def test_set_aside_tile_is_not_usable_for_hu_and_is_discarded_automatically():
