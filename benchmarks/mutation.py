@@ -34,7 +34,9 @@ which is why they are dropped here); ``rules.py`` and the bodies of ``tables.py`
 functions reach no compiled code at all (rule options and tables enter the kernels as
 run-time arrays), so their mutants recompile nothing, while a module-level constant of
 ``tables.py`` recompiles every importer. The tables' ``.npz`` is shared unless the mutant
-is in ``tables.py``, which rebuilds it.
+is in ``tables.py``, which rebuilds it. ``--jobs N`` runs N mutants at a time, each in its
+own copy of the tree; numba files compiled code under a hash of the source folder's path,
+so a copy's cache is seeded from the baseline's under the copy's folder names.
 
 Mutants listed in ``benchmarks/mutation_equivalent.json`` (id, the source line it
 changes, the argument why no test can tell it apart) are reported as ``equivalent``
@@ -59,14 +61,15 @@ import json
 import os
 import random
 import re
-import resource
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tokenize
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -441,33 +444,33 @@ def _env(cache: Path, pyc: Path) -> dict[str, str]:
 
 
 def _pytest(tree: Path, files: list[str], env: dict[str, str], timeout: float,
-            marks: str = "not slow") -> tuple[str, str | None, float]:
-    """('passed' | 'failed' | 'timed_out', the first failing test, seconds)."""
+            marks: str = "not slow") -> tuple[str, str | None, float, float]:
+    """('passed' | 'failed' | 'timed_out', the first failing test, seconds, CPU seconds of
+    the run and what it waited for -- its own, whatever else runs beside it)."""
     files = [f for f in files if (tree / f).exists()]
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-m", marks,
            "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header", *files]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    late = threading.Timer(timeout, os.killpg, (proc.pid, signal.SIGKILL))
+    late.start()
     try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return "timed_out", None, time.perf_counter() - t0
-    dt = time.perf_counter() - t0
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        late.cancel()
+        proc.stdout.close()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    dt, cpu = time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
+    if proc.returncode == -signal.SIGKILL and dt >= timeout:
+        return "timed_out", None, dt, cpu
     if proc.returncode == 0:
-        return "passed", None, dt
+        return "passed", None, dt, cpu
     hit = re.search(r"^(?:FAILED|ERROR) (\S+)", out, re.M)
     tail = out.strip().splitlines()[-1:] or [""]
     first = hit.group(1) if hit else f"exit {proc.returncode}: {tail[0][:200]}"
-    return "failed", first, dt
-
-
-def _child_cpu() -> float:
-    """CPU seconds used by this process's finished children (the test runs)."""
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+    return "failed", first, dt, cpu
 
 
 def _copy_tree(dst: Path) -> None:
@@ -503,17 +506,35 @@ def _prepare(tree: Path, base: Path) -> None:
         shutil.rmtree(tmp)
 
 
-def _seed_cache(base: Path, cache: Path, tree: Path, drop: set[str], tables: bool) -> None:
+def _numba_subpath(folder: Path) -> str:
+    """The name numba gives the cache subfolder of the sources in ``folder``: the folder's
+    name and a SHA-1 of its absolute path (``_CacheLocator.get_suitable_cache_subpath``)."""
+    path = os.path.abspath(folder)
+    return f"{os.path.basename(path)}_{hashlib.sha1(path.encode()).hexdigest()}"
+
+
+def _subpath_map(compiled_in: Path, tree: Path) -> dict[str, str]:
+    """Cache subfolder names of the baseline's tree -> those of ``tree`` (another copy at
+    another path: its compiled code is the same, numba only files it under another name)."""
+    return {_numba_subpath(d): _numba_subpath(tree / d.relative_to(compiled_in))
+            for d in [compiled_in / PKG, *(compiled_in / PKG).rglob("*")] if d.is_dir()}
+
+
+def _seed_cache(base: Path, cache: Path, tree: Path, drop: set[str], tables: bool,
+                compiled_in: Path | None = None) -> None:
     """Fill a mutant's fresh cache folder from the baseline's: the compiled code of every
-    package module but ``drop`` (under the mutant's fingerprint), and the tables' file
-    unless they are rebuilt."""
+    package module but ``drop`` (under the mutant's fingerprint, and under ``tree``'s
+    subfolder names where the baseline was compiled in the copy ``compiled_in``), and the
+    tables' file unless they are rebuilt."""
     numba = cache / "numba"
     numba.mkdir(parents=True)
     (src,) = (base / "numba").glob(f"{PKG}-*")  # the baseline's only fingerprint
     dst = numba / f"{PKG}-{_fingerprint(tree / PKG)}"
+    rename = _subpath_map(compiled_in, tree) if compiled_in and compiled_in != tree else {}
     for path in src.rglob("*"):
         if path.is_file() and path.name.split(".")[0] not in drop:
-            target = dst / path.relative_to(src)
+            rel = path.relative_to(src)
+            target = dst / rename.get(rel.parts[0], rel.parts[0]) / Path(*rel.parts[1:])
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
     if not tables:
@@ -528,9 +549,9 @@ def _load_equivalent() -> dict[str, dict[str, str]]:
 
 
 def run_mutant(m: Mutant, tree: Path, base: Path, graph: dict[str, set[str]], timeout: float,
-               full: bool, slow: bool) -> dict:
+               full: bool, slow: bool, compiled_in: Path | None = None) -> dict:
     """Apply ``m`` to the tree copy, run its kill set (then the full set, the slow tests),
-    restore."""
+    restore. ``compiled_in``: the tree copy the baseline was compiled in, if not ``tree``."""
     path = tree / RULE_CODE / f"{m.module}.py"
     original = path.read_text()
     stat = path.stat()
@@ -540,24 +561,27 @@ def run_mutant(m: Mutant, tree: Path, base: Path, graph: dict[str, set[str]], ti
     try:
         path.write_text(apply_edits(original, m.edits))
         cache = work / "cache"
-        _seed_cache(base, cache, tree, recompiled(m, _imports(tree)), m.module == "tables")
+        _seed_cache(base, cache, tree, recompiled(m, graph), m.module == "tables", compiled_in)
         env = _env(cache, work / "pyc")
-        t0, cpu0 = time.perf_counter(), _child_cpu()
-        status, first, _ = _pytest(tree, KILL_SETS[m.module], env, timeout)
+        t0 = time.perf_counter()
+        status, first, _, cpu = _pytest(tree, KILL_SETS[m.module], env, timeout)
         stage = "kill_set"
         if status == "passed" and full:
             left = timeout - (time.perf_counter() - t0)
             extra = [f for f in FULL_TESTS if f not in KILL_SETS[m.module]]
-            status, first, _ = _pytest(tree, extra, env, max(left, 1.0))
+            status, first, _, more = _pytest(tree, extra, env, max(left, 1.0))
+            cpu += more
             stage = "full"
         if status == "passed" and slow:
             left = timeout - (time.perf_counter() - t0)
-            status, first, _ = _pytest(tree, SLOW_TESTS, env, max(left, 1.0), marks="slow")
+            status, first, _, more = _pytest(tree, SLOW_TESTS, env, max(left, 1.0),
+                                             marks="slow")
+            cpu += more
             stage = "slow"
         result.update(status={"passed": "survived", "failed": "killed"}.get(status, status),
                       killed_by=first, stage=stage,
                       seconds=round(time.perf_counter() - t0, 1),
-                      cpu_seconds=round(_child_cpu() - cpu0, 1))
+                      cpu_seconds=round(cpu, 1))
     finally:
         path.write_text(original)
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
@@ -578,7 +602,7 @@ def baseline(tree: Path, base: Path, modules: set[str], timeout: float) -> None:
     if not files:
         return
     env = _env(base, base / "pyc")
-    status, first, dt = _pytest(tree, files, env, timeout * 4)
+    status, first, dt, _ = _pytest(tree, files, env, timeout * 4)
     if status != "passed":
         raise SystemExit(f"mutation: the unchanged tree fails its kill sets ({status}: {first})")
     known["files"].update({f: digest[f] for f in files})
@@ -631,6 +655,66 @@ def table(results: list[dict]) -> str:
     return "\n".join(rows)
 
 
+def _copy_of(tree: Path, dst: Path) -> None:
+    """A second tree copy beside ``tree``, with its files' times (numba checks them)."""
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(tree, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+def _run_all(todo: list[Mutant], total: int, done: dict[str, dict],
+             equivalent: dict[str, dict[str, str]], work: Path, log: Path,
+             args: argparse.Namespace) -> None:
+    """Run ``todo`` (``args.jobs`` at a time, each job in its own tree copy), appending each
+    result to ``log`` as it finishes."""
+    tree, base = work / "tree", work / "base"
+
+    def record(m: Mutant, r: dict) -> None:
+        done[m.id] = r
+        with log.open("a") as f:
+            f.write(json.dumps(r) + "\n")
+        print(f"{len(done):4d}/{total} {r['status']:10s} {r['seconds']:6.1f}s "
+              f"{m.id} ({m.change}) {r.get('killed_by') or ''}", flush=True)
+
+    to_run = []
+    for m in todo:
+        eq = equivalent.get(m.id)
+        if eq and eq.get("source_line") == m.source_line:
+            r = asdict(m)
+            del r["edits"]
+            r.update(status="equivalent", reason=eq["reason"], killed_by=None, stage=None,
+                     seconds=0.0)
+            record(m, r)
+            continue
+        if eq:
+            print(f"warning: {m.id}: its line changed; the equivalence argument is ignored",
+                  file=sys.stderr)
+        to_run.append(m)
+    if args.limit is not None:
+        to_run = to_run[:args.limit]
+    if not to_run:
+        return
+    _prepare(tree, base)
+    baseline(tree, base, {x.module for x in to_run}, args.timeout)
+    graph = _imports(tree)
+    trees = [tree] + [work / f"tree-{k}" for k in range(1, min(args.jobs, len(to_run)))]
+    for extra in trees[1:]:
+        _copy_of(tree, extra)
+    free = list(trees)
+    with ThreadPoolExecutor(max_workers=len(trees)) as pool:
+        running: dict = {}
+        queue = list(to_run)
+        while queue or running:
+            while queue and free:
+                m, t = queue.pop(0), free.pop()
+                running[pool.submit(run_mutant, m, t, base, graph, args.timeout, args.full,
+                                    args.slow, tree)] = (m, t)
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                m, t = running.pop(fut)
+                free.append(t)
+                record(m, fut.result())
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sample", type=int, help="mutants drawn at random (default: all)")
@@ -646,6 +730,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", help="keep the tree copy and the baseline's compiled code in "
                                   "this folder between runs (default: a temporary folder)")
     p.add_argument("--limit", type=int, help="stop after running this many mutants")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="mutants run at a time, each in its own tree copy (default 1)")
     p.add_argument("--retry", action="store_true",
                    help="run again the mutants recorded as survived or timed out (after new "
                         "tests; the later result replaces the earlier)")
@@ -692,34 +778,7 @@ def main(argv: list[str] | None = None) -> int:
     todo = [m for m in chosen if m.id not in done or done[m.id]["status"] in again]
     with tempfile.TemporaryDirectory(prefix="sichuan-mutation-") as tmp:
         work = Path(args.work) if args.work else Path(tmp)
-        tree, base = work / "tree", work / "base"
-        ready = False
-        ran = 0
-        for m in todo:
-            eq = equivalent.get(m.id)
-            if eq and eq.get("source_line") == m.source_line:
-                r = asdict(m)
-                del r["edits"]
-                r.update(status="equivalent", reason=eq["reason"], killed_by=None,
-                         stage=None, seconds=0.0)
-            else:
-                if eq:
-                    print(f"warning: {m.id}: its line changed; the equivalence argument is "
-                          "ignored", file=sys.stderr)
-                if args.limit is not None and ran >= args.limit:
-                    break
-                if not ready:
-                    _prepare(tree, base)
-                    baseline(tree, base, {x.module for x in todo}, args.timeout)
-                    ready = True
-                r = run_mutant(m, tree, base, _imports(tree), args.timeout, args.full,
-                               args.slow)
-                ran += 1
-            done[m.id] = r
-            with log.open("a") as f:
-                f.write(json.dumps(r) + "\n")
-            print(f"{len(done):4d}/{len(chosen)} {r['status']:10s} {r['seconds']:6.1f}s "
-                  f"{m.id} ({m.change}) {r.get('killed_by') or ''}", flush=True)
+        _run_all(todo, len(chosen), done, equivalent, work, log, args)
     results = [done[m.id] for m in chosen if m.id in done]
     out.write_text(json.dumps(summary(results), indent=1) + "\n")
     print(table(results))

@@ -100,6 +100,35 @@ def test_what_a_mutant_recompiles_follows_the_imports(mutation, mutants):
         first["tables", True], graph)
 
 
+def test_a_second_tree_copy_reuses_the_baselines_compiled_code_under_numbas_names(
+        mutation, tmp_path):
+    from numba.core.caching import _CacheLocator
+
+    for folder in (tmp_path / "tree" / "sichuan_env" / "core", tmp_path / "tree-1" / "x"):
+        expected = _CacheLocator.get_suitable_cache_subpath(str(folder / "kernels.py"))
+        assert mutation._numba_subpath(folder) == expected
+    a, b = tmp_path / "tree", tmp_path / "tree-1"
+    for t in (a, b):
+        (t / "sichuan_env" / "core").mkdir(parents=True)
+    rename = mutation._subpath_map(a, b)
+    assert rename == {mutation._numba_subpath(a / "sichuan_env" / sub):
+                      mutation._numba_subpath(b / "sichuan_env" / sub) for sub in ("", "core")}
+    # filled from a baseline compiled in ``a``: the files land under b's names, but the
+    # dropped module's
+    base = tmp_path / "base"
+    src = base / "numba" / f"sichuan_env-{mutation._fingerprint(a / 'sichuan_env')}"
+    for name in ("hand_kernels.f-1.py311.nbi", "rules.g-2.py311.nbi"):
+        path = src / mutation._numba_subpath(a / "sichuan_env" / "core") / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(name)
+    cache = tmp_path / "cache"
+    mutation._seed_cache(base, cache, b, {"hand_kernels"}, tables=True, compiled_in=a)
+    got = [p.relative_to(cache).as_posix() for p in cache.rglob("*") if p.is_file()]
+    fingerprint = mutation._fingerprint(b / "sichuan_env")
+    assert got == [f"numba/sichuan_env-{fingerprint}/"
+                   f"{mutation._numba_subpath(b / 'sichuan_env' / 'core')}/rules.g-2.py311.nbi"]
+
+
 def test_the_equivalence_arguments_name_existing_mutants(mutation, mutants):
     by_id = {m.id: m for m in mutants}
     known = json.loads(mutation.EQUIVALENT_FILE.read_text())
