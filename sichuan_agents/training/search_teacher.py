@@ -39,6 +39,7 @@ import numpy as np
 
 from sichuan_agents.search.agent import SearchAgent
 from sichuan_agents.search.rollout import choose_actions
+from sichuan_agents.training.decision_store import compact
 from sichuan_agents.training.rollout_teacher import (
     MAX_CANDIDATES,
     add_shard_args,
@@ -50,6 +51,9 @@ from sichuan_env.core.actions import HU, KONG, PUNG
 from sichuan_env.core.rules import get_rules
 from sichuan_env.core.state import CLAIM, ROB, TURN, VOID, State
 from sichuan_env.seats.view import seat_view
+
+#: How a shard stores its samples (see :func:`generate`).
+STORES = ("full", "compact")
 
 
 def sample_chance(phase: np.ndarray, masks: np.ndarray, sample_prob: float,
@@ -73,15 +77,23 @@ def sample_chance(phase: np.ndarray, masks: np.ndarray, sample_prob: float,
 
 def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.25,
              k: int = 128, tables: int = 64, log: Any = None, claim_prob: float = 0.0,
-             void_prob: float = 0.0) -> dict[str, np.ndarray]:
+             void_prob: float = 0.0, store: str = "full") -> dict[str, np.ndarray]:
     """Search comparisons from ``deals`` deals (seeds ``seed * 10**7 + i``) of four rules
     bots: each decision is sampled with its chance (:func:`sample_chance`) and valued by
     ``search?k=K`` (the rules prior, its default candidates, sampling and play-outs; its
-    random generator seeded by ``seed``)."""
+    random generator seeded by ``seed``). Each sample also keeps what replays it: its
+    deal's seed (``deal_seed``), the decisions its table took before it (``decision``) and
+    the seat (``seat``). ``store="compact"``: no planes are made, the shard is
+    :func:`sichuan_agents.training.decision_store.compact`'s form."""
+    if store not in STORES:
+        raise ValueError(f"store must be one of {', '.join(STORES)}, got {store!r}")
     preset = get_rules(rules)
     rng = np.random.default_rng(seed)
     agent = SearchAgent(seed=seed, k=k, rules=preset)
     planes, masks, cands, returns, advice, phases = [], [], [], [], [], []
+    deal_seeds, decisions, seats_kept = [], [], []
+    batch: State | None = None  # the batch of tables being played, and where it starts
+    first_deal, taken = 0, np.zeros(0, np.int32)  # decisions each table has taken
     got: dict[int, tuple[list[int], np.ndarray]] = {}  # row -> candidates, mean points
     agent.on_values = lambda i, c, v: got.__setitem__(i, (c, v))
     started = time.time()
@@ -95,6 +107,11 @@ def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.2
         return choose_actions(st, live, "rules")
 
     for st, live, acts in deal_steps(deals, seed, preset, tables, rules_bot, batch_done):
+        if st is not batch:  # a new batch of tables (deal_steps plays each in place)
+            first_deal += 0 if batch is None else batch.batch_size
+            batch, taken = st, np.zeros(st.batch_size, np.int32)
+        before = taken.copy()
+        taken[live] += 1
         m = st.legal_action_mask[live]
         prob = sample_chance(st.phase[live], m, sample_prob, claim_prob, void_prob)
         pick = live[rng.random(live.size) < prob]
@@ -108,7 +125,12 @@ def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.2
         if not rows.size:
             continue
         advised = acts[pick[rows]]
-        planes.append(network_input(seat_view(st, seats[rows], pick[rows]), preset, advised))
+        if store == "full":
+            planes.append(network_input(seat_view(st, seats[rows], pick[rows]), preset,
+                                        advised))
+        deal_seeds.append(seed * 10**7 + first_deal + pick[rows])
+        decisions.append(before[pick[rows]])
+        seats_kept.append(seats[rows].astype(np.int8))
         c = np.full((rows.size, MAX_CANDIDATES), -1, np.int16)
         r = np.full((rows.size, MAX_CANDIDATES), np.nan, np.float32)
         for j, i in enumerate(rows.tolist()):
@@ -124,13 +146,19 @@ def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.2
     # meta as rollout shards have it (seed, deals, sampling chances x 1e6, discards); a
     # claim or void chance of 0 is written as 1e-6, so that distill.load_shards' weights
     # stay finite
-    return {
-        "planes": np.concatenate(planes), "masks": np.concatenate(masks),
+    data = {
+        "masks": np.concatenate(masks),
         "candidates": np.concatenate(cands), "returns": np.concatenate(returns),
         "advice": np.concatenate(advice), "phase": np.concatenate(phases),
+        "deal_seed": np.concatenate(deal_seeds).astype(np.int64),
+        "decision": np.concatenate(decisions).astype(np.int32),
+        "seat": np.concatenate(seats_kept),
         "meta": np.array([seed, deals, int(sample_prob * 1e6), max(1, int(claim_prob * 1e6)),
                           max(1, int(void_prob * 1e6)), agent.top], np.int64),
     }
+    if store == "compact":
+        return compact(data, preset.preset)
+    return {"planes": np.concatenate(planes), **data}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,6 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--void-prob", type=float, default=0.0,
                    help="chance of sampling the void choice (0: none)")
     p.add_argument("--k", type=int, default=128, help="sampled deals per decision")
+    p.add_argument("--store", default="full", choices=STORES,
+                   help="full: the network's input planes with each sample; compact: only "
+                        "what replays the decision (about 60 bytes a sample; "
+                        "decision_store expands it, distill reads it as it is)")
     add_shard_args(p)
     p.add_argument("--out", required=True,
                    help="the shard (.npz); with --shards, the folder of the shards")
@@ -161,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"search_teacher: --rules: {str(err).splitlines()[0]}", file=sys.stderr)
         return 2
     kwargs = {"deals": a.deals, "rules": a.rules, "sample_prob": a.sample_prob, "k": a.k,
-              "claim_prob": a.claim_prob, "void_prob": a.void_prob}
+              "claim_prob": a.claim_prob, "void_prob": a.void_prob, "store": a.store}
     return run_shard_command("search_teacher", generate, kwargs, a)
 
 
