@@ -64,6 +64,8 @@ def compact(data: dict[str, np.ndarray], rules: str = "mil") -> dict[str, np.nda
     out = {k: np.asarray(data[k]) for k in COMPACT_KEYS if k != "mask_bits"}
     out["mask_bits"] = np.packbits(np.asarray(data["masks"], bool), axis=1)
     out["meta"] = np.asarray(data["meta"])
+    if "prior" in data:  # the search's prior (candidate 0), where the teacher names it
+        out["prior"] = np.asarray(data["prior"])
     out["format"] = np.array(COMPACT_FORMAT, np.int64)
     out["rules"] = np.array(get_rules(rules).preset)
     return out
@@ -143,7 +145,9 @@ def expand(data: dict[str, np.ndarray], tables: int = 256) -> dict[str, np.ndarr
     out = {k: np.asarray(data[k]) for k in COMPACT_KEYS if k != "mask_bits"}
     out["masks"] = masks
     out["planes"] = network_input(seat_view(st, seats, rows), preset, advised)
-    out["meta"] = np.asarray(data["meta"])
+    for key in ("meta", "prior"):
+        if key in data:
+            out[key] = np.asarray(data[key])
     return out
 
 
