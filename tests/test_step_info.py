@@ -38,6 +38,12 @@ def _check_step(prev, st, actions, rewards, info, ledger) -> dict[str, int]:
             if info.pay_to[t, j] >= 0:
                 got[info.pay_to[t, j]] += p
             assert -1 <= info.pay_event[t, j] < n
+            # the event a payment follows: the step's decision when its cause made it, the
+            # latest event for the wall-end settlement, none (-1) for an answer given in an
+            # earlier step of the claim window
+            cause = int(info.pay_cause[t, j])
+            want = n - 1 if cause < 0 else (0 if cause == prev.current[t] else -1)
+            assert info.pay_event[t, j] == want, f"table {t} payment {j}"
             seen["pay"] += 1
         assert np.array_equal(got, rewards[t].astype(np.int64)), f"table {t}"
         # wins: seats that won in this step, with the value the state offered or scored
@@ -55,6 +61,8 @@ def _check_step(prev, st, actions, rewards, info, ledger) -> dict[str, int]:
                 assert info.win_tile[t, s] == prev.claim_tile[t]
             assert info.win_value[t, s] == 2 ** min(int(info.win_fans[t, s].sum()),
                                                     prev.rules.fan_cap)
+            # the winner's own decision of this step, or an answer of an earlier step
+            assert info.win_event[t, s] == (0 if s == prev.current[t] else -1), f"table {t}"
         if not info.new_deal[t]:
             won_now = st.hu[t] & ~prev.hu[t]
             assert np.array_equal(won_now, info.win[t]), f"table {t}"
