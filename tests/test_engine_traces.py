@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
+from sichuan_env.core import engine
+from sichuan_env.core.actions import action_from_str
 from sichuan_env.core.tiles import parse_kinds
 
 from support.trace_helpers import (
@@ -810,6 +813,32 @@ def test_wall_end_settlement_ready_flower_pig_and_kong_refunds():
         (2, None, 48, "flower_pig"),
         (0, 1, 2, "kong_refund"), (0, 2, 2, "kong_refund"), (0, 3, 2, "kong_refund"),
     ], key=repr)
+    _done(g, "wall_exhausted", [-2, 6, -50, -2], next_dealer=0)
+
+
+def test_wall_end_set_aside_1m_still_held_makes_a_flower_pig():
+    """§8 / fine point 13: a seat still holding its set-aside tile when the wall ends is a
+    flower pig, whatever kind it set aside -- also 1m, kind 0. The deal of the trace above
+    with seat 3 setting aside 1m (its only tile of m, so the set-aside tile alone makes it
+    a pig): the step that ends the wall reports seats 2 and 3 as flower pigs (``StepInfo``),
+    and the payments are the same (seat 3 never discarded: exempt from the 48).
+    """
+    dealer = "7777m 1m 3m 5m 9m 1p 2p 3p 5p 8p 9p"
+    seat1 = "45p 666p 123m 456m 99m"
+    seat2 = "2m 3m 4m 5m 6m 8m 1p 2p 3p 4p 7p 8p 9p"
+    seat3 = "1m 2s 4s 6s 1p 3p 5p 7p 9p 1s 3s 5s 7s"
+    g = start({0: dealer, 1: seat1, 2: seat2, 3: seat3}, "8m 2s 7p",
+              {0: "void s", 1: "void s", 2: "void s", 3: "void 1m"}, rules="mahjongsoft")
+    act(g, 0, "kong 7m")
+    act(g, 0, "discard 1m")
+    act(g, 1, "discard 8m")
+    assert g.wall_left == 0 and g.current_seat == 2 and g.state.set_aside[0, 3] == 0
+    _, _, _, info = engine.step(g.state, np.array([action_from_str("discard 8m")]), info=True)
+    assert info.settled[0]
+    assert info.flower_pig[0].tolist() == [False, False, True, True]
+    assert info.ready[0].tolist() == [False, True, False, False]
+    act(g, 2, "discard 8m")
+    assert (3, None, 48, "flower_pig") not in pay(g, 3)
     _done(g, "wall_exhausted", [-2, 6, -50, -2], next_dealer=0)
 
 

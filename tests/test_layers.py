@@ -155,7 +155,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                       f"{_AG}.distributed", f"{_AG}.search.agent", f"{_TR}.cluster"}),
     ("training pipelines", {f"{_TR}.{m}" for m in (
         "imitation", "rollout_teacher", "distill", "export_model", "shards", "finetune",
-        "improve", "search_teacher", "rllib_train", "boost")}),
+        "improve", "search_teacher", "decision_store", "rllib_train", "boost")}),
     ("train", {f"{_AG}.train", f"{_TR}.curve"}),
 ]
 N_SICHUAN_ENV_LAYERS = 7

@@ -119,3 +119,24 @@ def test_kernels_stay_inside_their_arrays(tmp_path):
     r = subprocess.run([sys.executable, "-c", _BOUNDS_PLAY], capture_output=True, text=True,
                        env=env, cwd=ROOT, timeout=1200)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+def test_a_neighbours_meld_is_not_counted_as_the_seats_own():
+    """§5 (seven pairs: a hand of seven pairs with no meld) read from the hands: the legal
+    actions recomputed from the state (``engine.legal_mask``, which counts the seat's melds
+    afresh instead of reading the cached waits) equal the stored ones, Hu included, when
+    the next seat holds a pung of the first kind, 1m (written for
+    ``engine_kernels._n_melds:const#3``, a count that ran one kind past the seat's own)."""
+    from support.trace_helpers import act, start
+
+    g = start({0: "1m 22m 44m 66m 88m 22p 44p 5p", 1: "11m 3m 5m 7m 123s 456s 78s"},
+              "9s 9s 5p", {0: "void s", 1: "void p"}, filler_suits="ps")
+    act(g, 0, "discard 1m")
+    act(g, 1, "pung", phase="claim")
+    act(g, 1, "discard 3m")
+    act(g, 2, "discard 9s")
+    act(g, 3, "discard 9s")
+    assert g.current_seat == 0 and "hu" in g.legal()  # 22m44m66m88m22p44p55p: seven pairs
+    st = g.state
+    assert st.meld[0, 1].nonzero()[0].tolist() == [0] and not st.meld[0, 0].any()
+    np.testing.assert_array_equal(engine.legal_mask(st), st.legal_action_mask)

@@ -561,6 +561,20 @@ def test_fitted_prior_top1_plays_the_fitted_network(mil_positions):
     assert agent.playouts == 0
 
 
+def test_best_prior_top1_plays_the_best_agent(mil_positions):
+    """``prior=best`` with one candidate is the shipped ``best`` agent for the preset."""
+    from sichuan_agents.models.best import best_agent
+
+    agent = SearchAgent(seed=0, k=4, top=1, prior="best")
+    best = best_agent("mil")
+    assert type(agent.prior) is type(best)
+    for p in mil_positions[::7]:
+        v = seat_view(p, int(p.current[0]), [0])
+        assert agent.act_batch(v, p.legal_action_mask)[0] == \
+            best.act_batch(v, p.legal_action_mask)[0]
+    assert agent.playouts == 0
+
+
 def test_fitted_prior_candidates_add_the_rules_choice(mil_positions):
     """Candidate 0 is the fitted network's choice; the rules bot's choice comes next
     when it differs (so search can go back to it)."""

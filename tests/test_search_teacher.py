@@ -131,3 +131,19 @@ def test_claims_kongs_and_the_void_choice_are_valued_too():
     # with no claim or void chance the samples are the own-turn ones of the default
     plain = generate(deals=2, seed=8, rules="mil", sample_prob=0.05, k=2, tables=2)
     assert (plain["phase"] == TURN).all()
+
+
+def test_with_the_best_prior_column_zero_is_what_best_plays_there():
+    """``prior=best``: candidate 0 of every sample is the shipped best agent's choice at
+    that decision (the decisions found again by replaying their deals)."""
+    from sichuan_agents.models.best import best_agent
+    from sichuan_agents.training.decision_store import replay
+
+    data = generate(deals=1, seed=3, rules="mil", sample_prob=0.5, k=2, tables=1,
+                    prior="best")
+    assert str(data["prior"]) == "best" and data["returns"].shape[0] > 3
+    st = replay(data["deal_seed"], data["decision"], get_rules("mil"))
+    rows = np.arange(st.batch_size)
+    want = best_agent("mil").act_batch(seat_view(st, data["seat"].astype(np.intp), rows),
+                                       st.legal_action_mask)
+    np.testing.assert_array_equal(data["candidates"][:, 0], want)

@@ -15,7 +15,7 @@ from support.policies import biased, hu_shy, uniform
 
 
 def _check_step(prev, st, actions, rewards, info, ledger) -> dict[str, int]:
-    seen = {"win": 0, "self_drawn": 0, "auto": 0, "settled": 0, "pay": 0}
+    seen = {"win": 0, "self_drawn": 0, "auto": 0, "settled": 0, "pay": 0, "pig": 0}
     B = prev.batch_size
     for t in range(B):
         if prev.done[t]:
@@ -38,6 +38,12 @@ def _check_step(prev, st, actions, rewards, info, ledger) -> dict[str, int]:
             if info.pay_to[t, j] >= 0:
                 got[info.pay_to[t, j]] += p
             assert -1 <= info.pay_event[t, j] < n
+            # the event a payment follows: the step's decision when its cause made it, the
+            # latest event for the wall-end settlement, none (-1) for an answer given in an
+            # earlier step of the claim window
+            cause = int(info.pay_cause[t, j])
+            want = n - 1 if cause < 0 else (0 if cause == prev.current[t] else -1)
+            assert info.pay_event[t, j] == want, f"table {t} payment {j}"
             seen["pay"] += 1
         assert np.array_equal(got, rewards[t].astype(np.int64)), f"table {t}"
         # wins: seats that won in this step, with the value the state offered or scored
@@ -55,6 +61,8 @@ def _check_step(prev, st, actions, rewards, info, ledger) -> dict[str, int]:
                 assert info.win_tile[t, s] == prev.claim_tile[t]
             assert info.win_value[t, s] == 2 ** min(int(info.win_fans[t, s].sum()),
                                                     prev.rules.fan_cap)
+            # the winner's own decision of this step, or an answer of an earlier step
+            assert info.win_event[t, s] == (0 if s == prev.current[t] else -1), f"table {t}"
         if not info.new_deal[t]:
             won_now = st.hu[t] & ~prev.hu[t]
             assert np.array_equal(won_now, info.win[t]), f"table {t}"
@@ -62,6 +70,22 @@ def _check_step(prev, st, actions, rewards, info, ledger) -> dict[str, int]:
             seen["settled"] += 1
             assert info.end_reason[t] == END_WALL
             assert not (info.flower_pig[t] & info.ready[t]).any()
+            # each seat's settlement payments follow from its bits (rules section 8)
+            paid = [(int(info.pay_from[t, j]), int(info.pay_to[t, j]),
+                     engine.PAY_REASONS[info.pay_reason[t, j]])
+                    for j in range(int(info.n_payments[t]))]
+            for s in range(4):
+                if any(f == s and why == "flower_pig" for f, _, why in paid):
+                    assert info.flower_pig[t, s], f"table {t}: seat {s} paid as a pig"
+                    seen["pig"] += 1
+                if any(to == s and why == "ready" for _, to, why in paid):
+                    assert info.ready[t, s], f"table {t}: seat {s} paid as ready"
+            if not info.new_deal[t]:  # the deal's last hands: who holds its void suit
+                void_tiles = [st.hand[t, s, 9 * st.void[t, s]:9 * st.void[t, s] + 9].sum()
+                              for s in range(4)]
+                pigs = [not st.hu[t, s] and (st.set_aside[t, s] >= 0 or void_tiles[s] > 0)
+                        for s in range(4)]
+                assert info.flower_pig[t].tolist() == pigs, f"table {t}"
     # the ledger carries the same payments, in the same order
     pays = [e for e in ledger.entries if e[0] == "pay"]
     want = [(t, int(info.pay_from[t, j]), int(info.pay_to[t, j]), int(info.pay_points[t, j]),

@@ -37,9 +37,9 @@ difference before that comparison (default none), ``rollouts`` an upper bound on
 play-outs per decision (``k`` is lowered to fit; default none), ``hands`` how the
 other seats' hands are sampled (``discards``, the default: weighted by their rivers,
 :mod:`sichuan_agents.search.sampler`; ``uniform``; or, with torch, ``model``, ``shaped`` and
-``safe``), ``seed`` the sampler's generator, ``rules`` the rule
-preset being played (the arena passes it), ``prior`` the prior (``rules`` or ``fitted``;
-``fitted`` loads torch and the model), ``hu`` a Hu on another seat's tile: ``declare``
+``safe``), ``seed`` the sampler's generator, ``rules`` the rule preset being played (the
+arena passes it), ``prior`` the prior (``rules``, ``fitted`` or ``best``; the last two load
+torch and the model, ``best`` LightGBM too), ``hu`` a Hu on another seat's tile: ``declare``
 (the default: the prior's choice, without search) or ``search`` (searched against passing
 and the other answers), ``departures`` a decision where the prior's choice departs from
 the rules bot's (Hu declared): ``search`` (the default: a candidate like any other) or
@@ -84,9 +84,11 @@ def _positive_int(name: str, value: Any) -> int:
 #: What a Hu on another seat's tile gets: the prior's choice (``declare``) or a search.
 HU_CHOICES = ("declare", "search")
 
-#: Priors: ``rules`` (the rules bot) or ``fitted`` (the shipped rollout-fitted network
-#: for the preset, docs/models.md). The prior's choice is candidate 0 and the default.
-PRIORS = ("rules", "fitted")
+#: Priors: ``rules`` (the rules bot), ``fitted`` (the shipped rollout-fitted network for
+#: the preset, docs/models.md) or ``best`` (the strongest shipped agent for the preset,
+#: :func:`sichuan_agents.models.best.best_agent`). The prior's choice is candidate 0 and the
+#: default.
+PRIORS = ("rules", "fitted", "best")
 #: What becomes of a decision where the prior's choice departs from the rules bot's (Hu
 #: declared): a candidate like any other (``search``) or played without search (``play``).
 DEPARTURES = ("search", "play")
@@ -169,6 +171,10 @@ class SearchAgent(BaseAgent):
             from sichuan_agents.models.ppo import PPOAgent  # torch: loaded only for this prior
 
             self.prior = PPOAgent(kind="fitted", rules=self.rules.preset)
+        elif prior == "best":
+            from sichuan_agents.models.best import best_agent  # torch (and LightGBM)
+
+            self.prior = best_agent(self.rules.preset)
         self.decisions = 0  # decisions asked (rows of act_batch)
         self.searched = 0  # decisions that ran play-outs
         self.playouts = 0
@@ -199,7 +205,7 @@ class SearchAgent(BaseAgent):
         hu = masks[:, HU]
         bot_hu = np.where(hu, HU, bot)  # the rules prior always declares a legal Hu
         prior = bot_hu if self.prior is self.bot else self.prior.act_batch(views, masks)
-        # (the fitted prior decides Hu or pass itself: it was fitted to play-outs of both)
+        # (a model prior decides Hu or pass itself: it was fitted to play-outs of both)
         out = prior.copy()
         searched_hu = hu & (views.phase != TURN) if self.hu == "search" else False
         kept = (prior != bot_hu) if self.departures == "play" else False

@@ -34,26 +34,30 @@ from typing import Any
 
 import numpy as np
 
+from sichuan_agents.training.decision_store import expand, is_compact
 from sichuan_agents.training.rollout_teacher import sample_probability
 from sichuan_env.core.actions import HU, KONG, PUNG, VOID_TILE
 from sichuan_env.core.state import TURN, VOID
 
 
 def load_shards(paths: list[str]) -> dict[str, np.ndarray]:
-    """Concatenate rollout shards; ``shard`` numbers each sample's file."""
+    """Concatenate rollout shards; ``shard`` numbers each sample's file. A compact shard
+    (:mod:`sichuan_agents.training.decision_store`) is expanded: its deals replayed, its
+    planes made."""
     parts: dict[str, list[np.ndarray]] = {}
     for j, p in enumerate(paths):
-        with np.load(p) as d:
-            n = d["returns"].shape[0]
-            for k in ("planes", "masks", "candidates", "returns", "advice", "phase"):
-                parts.setdefault(k, []).append(d[k])
-            parts.setdefault("shard", []).append(np.full(n, j, np.int32))
-            meta = d["meta"]
-            prob = sample_probability(d["phase"], d["masks"], meta[2] / 1e6, meta[3] / 1e6,
-                                      meta[4] / 1e6)
-            # weight: how many decisions of play one sample stands for, per seat and deal
-            parts.setdefault("weight", []).append((1.0 / prob / (4 * meta[1])).astype(
-                np.float32))
+        with np.load(p) as f:
+            d = expand(f) if is_compact(f) else {k: f[k] for k in f.files}
+        n = d["returns"].shape[0]
+        for k in ("planes", "masks", "candidates", "returns", "advice", "phase"):
+            parts.setdefault(k, []).append(d[k])
+        parts.setdefault("shard", []).append(np.full(n, j, np.int32))
+        meta = d["meta"]
+        prob = sample_probability(d["phase"], d["masks"], meta[2] / 1e6, meta[3] / 1e6,
+                                  meta[4] / 1e6)
+        # weight: how many decisions of play one sample stands for, per seat and deal
+        parts.setdefault("weight", []).append((1.0 / prob / (4 * meta[1])).astype(
+            np.float32))
     return {k: np.concatenate(v) for k, v in parts.items()}
 
 

@@ -7,7 +7,8 @@ or pass), the turns offering a kong and the void choice -- the ``search`` agent 
 rules prior values its candidates from the seat's view alone: ``k`` deals of the hidden
 tiles sampled, every candidate played out on each with ``rules`` play-outs. A sample stores
 the decider's network input (as :mod:`sichuan_agents.training.rollout_teacher` builds it), its
-mask, the candidates (column 0 the bot's choice) and each candidate's *mean* points for the
+mask, the candidates (column 0 the prior's choice: the bot's, or with ``--prior`` that of
+``fitted`` or ``best``) and each candidate's *mean* points for the
 seat over the ``k`` samples, in the rollout shards' format, so that
 ``sichuan_agents.training.distill`` fits a network to them. (The means are the points of the whole
 deal: the same offset for every candidate of a sample, which the fit's centring removes.)
@@ -37,8 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from sichuan_agents.search.agent import SearchAgent
+from sichuan_agents.search.agent import PRIORS, SearchAgent
 from sichuan_agents.search.rollout import choose_actions
+from sichuan_agents.training.decision_store import compact
 from sichuan_agents.training.rollout_teacher import (
     MAX_CANDIDATES,
     add_shard_args,
@@ -50,6 +52,9 @@ from sichuan_env.core.actions import HU, KONG, PUNG
 from sichuan_env.core.rules import get_rules
 from sichuan_env.core.state import CLAIM, ROB, TURN, VOID, State
 from sichuan_env.seats.view import seat_view
+
+#: How a shard stores its samples (see :func:`generate`).
+STORES = ("full", "compact")
 
 
 def sample_chance(phase: np.ndarray, masks: np.ndarray, sample_prob: float,
@@ -73,15 +78,25 @@ def sample_chance(phase: np.ndarray, masks: np.ndarray, sample_prob: float,
 
 def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.25,
              k: int = 128, tables: int = 64, log: Any = None, claim_prob: float = 0.0,
-             void_prob: float = 0.0) -> dict[str, np.ndarray]:
+             void_prob: float = 0.0, store: str = "full", prior: str = "rules"
+             ) -> dict[str, np.ndarray]:
     """Search comparisons from ``deals`` deals (seeds ``seed * 10**7 + i``) of four rules
     bots: each decision is sampled with its chance (:func:`sample_chance`) and valued by
-    ``search?k=K`` (the rules prior, its default candidates, sampling and play-outs; its
-    random generator seeded by ``seed``)."""
+    ``search?k=K&prior=PRIOR`` (the rules prior by default; its default candidates,
+    sampling and play-outs; its random generator seeded by ``seed``): column 0 of the
+    candidates is the prior's choice (``prior`` in the shard names it). Each sample also
+    keeps what replays it: its deal's seed (``deal_seed``), the decisions its table took
+    before it (``decision``) and the seat (``seat``). ``store="compact"``: no planes are
+    made, the shard is :func:`sichuan_agents.training.decision_store.compact`'s form."""
+    if store not in STORES:
+        raise ValueError(f"store must be one of {', '.join(STORES)}, got {store!r}")
     preset = get_rules(rules)
     rng = np.random.default_rng(seed)
-    agent = SearchAgent(seed=seed, k=k, rules=preset)
+    agent = SearchAgent(seed=seed, k=k, rules=preset, prior=prior)
     planes, masks, cands, returns, advice, phases = [], [], [], [], [], []
+    deal_seeds, decisions, seats_kept = [], [], []
+    batch: State | None = None  # the batch of tables being played, and where it starts
+    first_deal, taken = 0, np.zeros(0, np.int32)  # decisions each table has taken
     got: dict[int, tuple[list[int], np.ndarray]] = {}  # row -> candidates, mean points
     agent.on_values = lambda i, c, v: got.__setitem__(i, (c, v))
     started = time.time()
@@ -95,6 +110,11 @@ def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.2
         return choose_actions(st, live, "rules")
 
     for st, live, acts in deal_steps(deals, seed, preset, tables, rules_bot, batch_done):
+        if st is not batch:  # a new batch of tables (deal_steps plays each in place)
+            first_deal += 0 if batch is None else batch.batch_size
+            batch, taken = st, np.zeros(st.batch_size, np.int32)
+        before = taken.copy()
+        taken[live] += 1
         m = st.legal_action_mask[live]
         prob = sample_chance(st.phase[live], m, sample_prob, claim_prob, void_prob)
         pick = live[rng.random(live.size) < prob]
@@ -108,7 +128,12 @@ def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.2
         if not rows.size:
             continue
         advised = acts[pick[rows]]
-        planes.append(network_input(seat_view(st, seats[rows], pick[rows]), preset, advised))
+        if store == "full":
+            planes.append(network_input(seat_view(st, seats[rows], pick[rows]), preset,
+                                        advised))
+        deal_seeds.append(seed * 10**7 + first_deal + pick[rows])
+        decisions.append(before[pick[rows]])
+        seats_kept.append(seats[rows].astype(np.int8))
         c = np.full((rows.size, MAX_CANDIDATES), -1, np.int16)
         r = np.full((rows.size, MAX_CANDIDATES), np.nan, np.float32)
         for j, i in enumerate(rows.tolist()):
@@ -124,13 +149,20 @@ def generate(deals: int, seed: int, rules: str = "mil", sample_prob: float = 0.2
     # meta as rollout shards have it (seed, deals, sampling chances x 1e6, discards); a
     # claim or void chance of 0 is written as 1e-6, so that distill.load_shards' weights
     # stay finite
-    return {
-        "planes": np.concatenate(planes), "masks": np.concatenate(masks),
+    data = {
+        "masks": np.concatenate(masks),
         "candidates": np.concatenate(cands), "returns": np.concatenate(returns),
         "advice": np.concatenate(advice), "phase": np.concatenate(phases),
+        "deal_seed": np.concatenate(deal_seeds).astype(np.int64),
+        "decision": np.concatenate(decisions).astype(np.int32),
+        "seat": np.concatenate(seats_kept),
         "meta": np.array([seed, deals, int(sample_prob * 1e6), max(1, int(claim_prob * 1e6)),
                           max(1, int(void_prob * 1e6)), agent.top], np.int64),
     }
+    data["prior"] = np.array(prior)
+    if store == "compact":
+        return compact(data, preset.preset)
+    return {"planes": np.concatenate(planes), **data}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,6 +178,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--void-prob", type=float, default=0.0,
                    help="chance of sampling the void choice (0: none)")
     p.add_argument("--k", type=int, default=128, help="sampled deals per decision")
+    p.add_argument("--prior", default="rules", choices=PRIORS,
+                   help="the search's prior: candidate 0, what a candidate must beat (rules)")
+    p.add_argument("--store", default="full", choices=STORES,
+                   help="full: the network's input planes with each sample; compact: only "
+                        "what replays the decision (about 60 bytes a sample; "
+                        "decision_store expands it, distill reads it as it is)")
     add_shard_args(p)
     p.add_argument("--out", required=True,
                    help="the shard (.npz); with --shards, the folder of the shards")
@@ -161,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"search_teacher: --rules: {str(err).splitlines()[0]}", file=sys.stderr)
         return 2
     kwargs = {"deals": a.deals, "rules": a.rules, "sample_prob": a.sample_prob, "k": a.k,
-              "claim_prob": a.claim_prob, "void_prob": a.void_prob}
+              "claim_prob": a.claim_prob, "void_prob": a.void_prob, "store": a.store,
+              "prior": a.prior}
     return run_shard_command("search_teacher", generate, kwargs, a)
 
 
