@@ -97,9 +97,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--address", default=None,
                    help="rllib: join this Ray cluster (e.g. auto or HOST:6379); default: "
                         "start a local Ray instance")
-    p.add_argument("--total-steps", type=int, default=49_152,
+    p.add_argument("--total-steps", type=int, default=393_216,
                    help="PPO learner decisions after the warm start, rounded up to whole "
-                        "rollouts of --n-steps x environments (49152: 3 rollouts of "
+                        "rollouts of --n-steps x environments (393216: 24 rollouts of "
                         "64 steps x 256 environments)")
     p.add_argument("--tables", type=int, default=64,
                    help="tables per learner seat (sb3) or per env runner (rllib) (64)")

@@ -40,12 +40,14 @@ def test_the_seeds_are_the_hash_of_the_shipped_files():
     assert not set(want) & {1, 20261209, 20261214, 20261215, 20261216}
 
 
-def test_the_committed_results_are_on_those_seeds():
-    """The committed pooled figures were measured on the seeds the rule gives for the
-    files shipped now, each seed's file holds the walls pooled, and 20,000+ deals in all."""
+@pytest.mark.parametrize("preset", ["mil", "mahjongsoft"])
+def test_the_committed_results_are_on_those_seeds(preset):
+    """The committed pooled figures of each preset were measured on the seeds the rule
+    gives for the files shipped now, each seed's file holds the walls pooled, and 20,000+
+    deals in all."""
     st = _strength()
-    seeds = st.eval_seeds(st.model_files("mil"))
-    pooled = sorted(RESULTS.glob("*-*_mil.json"))
+    seeds = st.eval_seeds(st.model_files(preset))
+    pooled = sorted(RESULTS.glob(f"*-*_{preset}.json"))
     assert pooled, "no pooled figure committed under docs/strength/"
     for path in pooled:
         rep = json.loads(path.read_text())
@@ -54,10 +56,10 @@ def test_the_committed_results_are_on_those_seeds():
         assert rep["seeds"] == seeds, stale
         assert len(rep["seeds"]) >= 3
         assert rep["files_sha256"] == hashlib.sha256(
-            b"".join(f.read_bytes() for f in st.model_files("mil"))).hexdigest(), stale
+            b"".join(f.read_bytes() for f in st.model_files(preset))).hexdigest(), stale
         runs = []
         for s, fig in zip(seeds, rep["per_seed"], strict=True):
-            run = json.loads(st.seed_path(RESULTS, rep["a"], rep["b"], "mil", s).read_text())
+            run = json.loads(st.seed_path(RESULTS, rep["a"], rep["b"], preset, s).read_text())
             assert run["seed"] == s and fig["seed"] == s
             assert len(run["unit_diff"]) == run["deals"] // 4 == fig["units"]
             runs.append({"seed": s, "deals": run["deals"], "unit_diff": run["unit_diff"]})
@@ -66,7 +68,7 @@ def test_the_committed_results_are_on_those_seeds():
             assert math.isclose(fig["mean"], pair["mean"] if pair["a"] == rep["a"]
                                 else -pair["mean"], abs_tol=1e-9)
         assert st.pool(runs)["pooled"] == pytest.approx(rep["pooled"])
-    assert json.loads((RESULTS / "best-rules_mil.json").read_text())["deals"] >= 20_000
+    assert json.loads((RESULTS / f"best-rules_{preset}.json").read_text())["deals"] >= 20_000
 
 
 def test_pooling_is_over_the_walls_of_all_seeds():
@@ -105,19 +107,21 @@ def test_bad_arguments_print_one_line(capsys):
                                                st.eval_seeds(st.model_files("mil"))]
 
 
-def test_the_card_and_best_cite_the_pooled_figure():
-    """boosted_mil.json's ``strength`` is the committed pooled figure with each seed's
-    beside it, and ``best``'s description cites it; the other cards say they have none."""
+@pytest.mark.parametrize("preset", ["mil", "mahjongsoft"])
+def test_the_card_and_best_cite_the_pooled_figure(preset):
+    """The cards' ``strength`` rows are the committed pooled figures with each seed's
+    beside them, and ``best``'s description cites its own; the other cards say they have
+    none."""
     from sichuan_agents.models.best import BEST
 
     models = ROOT / "sichuan_agents" / "models"
     cards = {}
-    for path in sorted(RESULTS.glob("*-*_mil.json")):
+    for path in sorted(RESULTS.glob(f"*-*_{preset}.json")):
         rep = json.loads(path.read_text())
         name = "boosted" if rep["a"] == "best" else rep["a"]
-        card = json.loads((models / f"{name}_mil.json").read_text())["strength"]
+        card = json.loads((models / f"{name}_{preset}.json").read_text())["strength"]
         cards[name] = card
-        row = card[f"mil/{rep['a']}-{rep['b']}"]
+        row = card[f"{preset}/{rep['a']}-{rep['b']}"]
         assert row["seeds"] == rep["seeds"] and row["deals"] == rep["deals"]
         assert row["diff"] == pytest.approx(rep["pooled"]["mean"], abs=5e-5)
         assert row["ci95"] == pytest.approx([rep["pooled"]["ci_low"],
@@ -127,7 +131,8 @@ def test_the_card_and_best_cite_the_pooled_figure():
         if rep["a"] == "best" and rep["b"] == "rules":
             lo, hi = rep["pooled"]["ci_low"], rep["pooled"]["ci_high"]
             assert (f"boosted - rules {rep['pooled']['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}] "
-                    "pooled") in BEST["mil"][1]
-    assert "mil/best-rules" in cards["boosted"]
-    for name in ("boosted_mahjongsoft", "fitted_mil", "fitted_mahjongsoft", "ppo_mil"):
+                    "pooled") in BEST[preset][1]
+    assert f"{preset}/best-rules" in cards["boosted"]
+    for name in ("boosted_mil", "boosted_mahjongsoft", "fitted_mil", "fitted_mahjongsoft",
+                 "ppo_mil"):
         assert "strength" in json.loads((models / f"{name}.json").read_text()), name
