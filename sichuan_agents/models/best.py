@@ -18,7 +18,10 @@ BEST: dict[str, tuple[str, str]] = {
                        "+0.349 [+0.282, +0.417], seed 20261215 (fitted +0.210 on the same "
                        "walls; +0.305 [+0.237, +0.372] on seed 20261214, where fitted scored "
                        "+0.175)"),
-    "mahjongsoft": ("boosted", "boosted - rules +0.339 [+0.269, +0.408], seed 20261216 "
+    "mahjongsoft": ("boosted", "boosted - rules +0.335 [+0.267, +0.403] pooled over four "
+                               "seeds fixed from the model files' sha256, 24,000 deals "
+                               "(benchmarks/strength.py; the card's strength); one seed "
+                               "measured before: +0.339 [+0.269, +0.408], seed 20261216 "
                                "(fitted +0.141 on the same walls)"),
 }
 
