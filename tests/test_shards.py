@@ -40,7 +40,7 @@ def fake_shard(seed: int, size: int = 3, fail_at: int | None = None,
 def same_shards(a: Path, b: Path) -> bool:
     with np.load(a) as x, np.load(b) as y:
         return x.files == y.files and all(
-            np.array_equal(x[k], y[k], equal_nan=True) for k in x.files)
+            np.array_equal(x[k], y[k], equal_nan=x[k].dtype.kind in "fc") for k in x.files)
 
 
 def test_an_interrupted_write_leaves_no_file_and_no_temporary(tmp_path, monkeypatch):

@@ -21,7 +21,8 @@ BEST: dict[str, tuple[str, str]] = {
     "mahjongsoft": ("boosted", "boosted - rules +0.335 [+0.267, +0.403] pooled over four "
                                "seeds fixed from the model files' sha256, 24,000 deals "
                                "(benchmarks/strength.py; the card's strength); one seed "
-                               "measured before: +0.339 [+0.269, +0.408], seed 20261216 "
+                               "measured before: boosted - rules +0.339 [+0.269, +0.408], "
+                               "seed 20261216 "
                                "(fitted +0.141 on the same walls)"),
 }
 
