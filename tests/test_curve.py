@@ -47,3 +47,34 @@ def test_bad_arguments_exit_2(argv, word, capsys):
         parse_args(argv)
     assert e.value.code == 2
     assert word in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_bad_trainer_args_quoting_exits_2(capsys):
+    with pytest.raises(SystemExit) as e:
+        parse_args(["--out", "x", "--trainer-args", "--lr '1e-4"])
+    assert e.value.code == 2
+    assert "--trainer-args" in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("start", ["scratch", "fitted"])
+def test_trainer_args_come_last_so_they_override(start, tmp_path, monkeypatch):
+    """Both trainers get the extra options after the curve's own (argparse: the last wins)."""
+    from sichuan_agents import train
+    from sichuan_agents.training import curve, finetune
+
+    seen: list[list[str]] = []
+
+    def fake_main(argv):
+        seen.append(list(argv))
+        return 3
+
+    monkeypatch.setattr(train if start == "scratch" else finetune, "main", fake_main)
+    a = parse_args(["--out", str(tmp_path), "--start", start, "--reference", "rules",
+                    "--trainer-args", "--lr 1e-4 --tables 5"])
+    trainer = curve.train_scratch if start == "scratch" else curve.train_finetune
+    with pytest.raises(SystemExit, match="stopped with status 3"):
+        trainer(a, tmp_path, 0, 100)
+    argv = seen[0]
+    assert argv[-4:] == ["--lr", "1e-4", "--tables", "5"]
+    assert argv.index("--tables") < len(argv) - 2  # the curve's own --tables comes first
+    assert "--reference" in argv

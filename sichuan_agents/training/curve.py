@@ -30,6 +30,7 @@ import argparse
 import contextlib
 import io
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -75,6 +76,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--commit", action="store_true",
                    help="git-commit curve.json and curve.png after every point")
     p.add_argument("--quiet", action="store_true", help="hide the trainers' output")
+    p.add_argument("--trainer-args", default="",
+                   help="more options for the trainer (train.py from scratch, the fine-tune "
+                        "otherwise), one string, e.g. \"--lr 1e-4 --kl-coef 0.05\"; they "
+                        "come after the curve's own and so override them")
     a = p.parse_args(argv)
     for flag, v, lo in (("--budget-steps", a.budget_steps, 1),
                         ("--chunk-steps", a.chunk_steps, 1), ("--tables", a.tables, 1),
@@ -86,6 +91,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if a.start != "scratch" and a.opponents == "greedy":
         a.opponents = "pool"
     a.against = ",".join(s.strip() for s in a.against.split(",") if s.strip())
+    try:
+        shlex.split(a.trainer_args)
+    except ValueError as err:
+        p.error(f"--trainer-args: {err}")
     return a
 
 
@@ -164,7 +173,8 @@ def train_scratch(a: argparse.Namespace, out: Path, done: int, chunk: int) -> tu
             "--reference", a.reference, "--rules", a.rules,
             "--seed", str(a.seed + done), "--eval-every", "0", "--checkpoint-every", "0",
             "--final-eval-deals", "1", "--eval-against", "random", "--no-progress",
-            "--threads", str(a.threads), "--device", "cpu", "--out", str(work)]
+            "--threads", str(a.threads), "--device", "cpu", "--out", str(work),
+            *shlex.split(a.trainer_args)]
     models = out / "models"  # one per point: a resumed curve goes on from its last point
     models.mkdir(exist_ok=True)
     if done:
@@ -193,6 +203,7 @@ def train_finetune(a: argparse.Namespace, out: Path, done: int, chunk: int) -> t
         argv += ["--init", a.start]
     if a.reference != "none":
         argv += ["--reference", a.reference]
+    argv += shlex.split(a.trainer_args)
     with _quietly(a.quiet):
         code = finetune.main(argv)
     if code:
