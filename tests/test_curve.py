@@ -78,3 +78,35 @@ def test_trainer_args_come_last_so_they_override(start, tmp_path, monkeypatch):
     assert argv[-4:] == ["--lr", "1e-4", "--tables", "5"]
     assert argv.index("--tables") < len(argv) - 2  # the curve's own --tables comes first
     assert "--reference" in argv
+
+
+def _point(steps, cpu, diff):
+    return {"steps": steps, "cpu_seconds": cpu,
+            "vs": {"rules": {"diff": diff, "ci_low": diff - 0.1, "ci_high": diff + 0.1,
+                             "deals": 8}}}
+
+
+def test_compare_draws_several_curves_into_one_png(tmp_path, capsys):
+    settings = {"start": "fitted", "reference": "none", "against": "rules", "rules": "mil",
+                "eval_walls": 2, "eval_seed": 4242}
+    for name, ref in (("a", "none"), ("b", "rules")):
+        (tmp_path / name).mkdir()
+        curve = {"settings": {**settings, "reference": ref},
+                 "points": [_point(0, 0.0, 0.1), _point(10, 5.0, 0.2)]}
+        (tmp_path / name / "curve.json").write_text(json.dumps(curve))
+    png = tmp_path / "both.png"
+    assert main(["--compare", str(tmp_path / "a"), str(tmp_path / "b" / "curve.json"),
+                 "--out", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert not (tmp_path / "both.png" / "curve.json").exists()
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["--compare", "no/such/dir", "--out", "x.png"], "no curve.json"),
+    (["--compare", "no/such/dir", "--out", "x"], ".png"),
+])
+def test_compare_bad_input_exit_2(argv, word, capsys):
+    with pytest.raises(SystemExit) as e:
+        parse_args(argv)
+    assert e.value.code == 2
+    assert word in capsys.readouterr().err.strip().splitlines()[-1]

@@ -22,6 +22,11 @@ rewards (:mod:`sichuan_env.envs.paired`). Running the same command again continu
 last finished chunk ended (another ``--budget-steps`` extends the curve; any other
 setting that differs is a one-line error, exit 2). ``--commit`` commits ``curve.json`` and
 ``curve.png`` to git after every point, so a long run leaves its curve behind as it goes.
+``--trainer-args "..."`` hands more options to the trainer (after the curve's own, so they
+win), e.g. the fine-tune's ``--lr``.
+
+``--compare A B ... --out FIG.png`` trains nothing: it draws the curves of several folders
+on one figure (policy minus each bot against CPU-seconds), e.g. plain against paired.
 """
 
 from __future__ import annotations
@@ -48,7 +53,11 @@ RESUMABLE = ("budget_steps", "time_limit", "commit", "quiet")
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", required=True, help="the curve's folder")
+    p.add_argument("--out", required=True,
+                   help="the curve's folder (with --compare: the figure, a .png)")
+    p.add_argument("--compare", nargs="+", metavar="CURVE", default=None,
+                   help="train nothing: draw these curves (folders or curve.json files) on "
+                        "one figure, policy minus each bot of their --against, into --out")
     p.add_argument("--start", default="scratch",
                    help="scratch (PPO from a random network), fitted (the shipped fitted "
                         "model, fine-tuned) or a model file to fine-tune (scratch)")
@@ -81,6 +90,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "otherwise), one string, e.g. \"--lr 1e-4 --kl-coef 0.05\"; they "
                         "come after the curve's own and so override them")
     a = p.parse_args(argv)
+    if a.compare is not None:
+        if not a.out.endswith(".png"):
+            p.error(f"--compare draws a .png: --out must end in .png, got {a.out!r}")
+        for c in a.compare:
+            if not _curve_file(Path(c)).is_file():
+                p.error(f"--compare: no curve.json at {c}")
+        return a
     for flag, v, lo in (("--budget-steps", a.budget_steps, 1),
                         ("--chunk-steps", a.chunk_steps, 1), ("--tables", a.tables, 1),
                         ("--eval-walls", a.eval_walls, 1), ("--threads", a.threads, 1)):
@@ -96,6 +112,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     except ValueError as err:
         p.error(f"--trainer-args: {err}")
     return a
+
+
+def _curve_file(path: Path) -> Path:
+    return path if path.suffix == ".json" else path / "curve.json"
 
 
 def settings_of(a: argparse.Namespace) -> dict[str, Any]:
@@ -140,6 +160,43 @@ def plot(curve: dict[str, Any], path: Path) -> None:
     ref = "plain rewards" if s["reference"] == "none" else f"paired with {s['reference']}"
     fig.suptitle(f"{s['rules']}: PPO from {s['start']}, {ref}, vs {s['opponents']}; "
                  f"{s['eval_walls']} walls x 4, seed {s['eval_seed']}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _label(curve: dict[str, Any]) -> str:
+    s = curve["settings"]
+    ref = "plain" if s["reference"] == "none" else f"paired ({s['reference']})"
+    return f"{s['start']}, {ref}"
+
+
+def plot_compare(curves: list[dict[str, Any]], path: Path) -> None:
+    """Several curves on one figure: a panel per bot (policy minus that bot, 95% CIs)
+    against CPU-seconds of training."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bots = list(dict.fromkeys(b for c in curves for b in c["settings"]["against"].split(",")))
+    fig, axes = plt.subplots(1, len(bots), figsize=(5 * len(bots), 3.8), squeeze=False)
+    for ax, bot in zip(axes[0], bots, strict=True):
+        for c in curves:
+            pts = [p for p in c["points"] if bot in p["vs"]]
+            x = np.array([p["cpu_seconds"] for p in pts], float)
+            ax.fill_between(x, [p["vs"][bot]["ci_low"] for p in pts],
+                            [p["vs"][bot]["ci_high"] for p in pts], alpha=0.15)
+            ax.plot(x, [p["vs"][bot]["diff"] for p in pts], marker="o", ms=3,
+                    label=_label(c))
+        ax.axhline(0, color="black", lw=0.5)
+        ax.set_title(f"policy − {bot}", fontsize=9)
+        ax.set_xlabel("CPU-seconds of training")
+    axes[0][0].set_ylabel("points per deal (duplicate arena)")
+    axes[0][0].legend(fontsize=8)
+    s = curves[0]["settings"]
+    fig.suptitle(f"{s['rules']}: {s['eval_walls']} walls x 4, seed {s['eval_seed']}",
+                 fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -221,6 +278,11 @@ def _commit(out: Path, steps: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
+    if a.compare is not None:
+        curves = [json.loads(_curve_file(Path(c)).read_text()) for c in a.compare]
+        plot_compare(curves, Path(a.out))
+        print(f"wrote {a.out}")
+        return 0
     out = Path(a.out)
     curve = read_curve(out)
     settings = settings_of(a)
