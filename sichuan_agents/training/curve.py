@@ -134,6 +134,14 @@ def write_curve(out: Path, curve: dict[str, Any]) -> None:
     tmp.replace(out / "curve.json")
 
 
+def _draw(ax: Any, x: np.ndarray, pts: list[dict[str, Any]], bot: str, label: str,
+          alpha: float) -> None:
+    """One line of policy minus ``bot`` with its 95% band."""
+    ax.fill_between(x, [p["vs"][bot]["ci_low"] for p in pts],
+                    [p["vs"][bot]["ci_high"] for p in pts], alpha=alpha)
+    ax.plot(x, [p["vs"][bot]["diff"] for p in pts], marker="o", ms=3, label=label)
+
+
 def plot(curve: dict[str, Any], path: Path) -> None:
     """Points per deal minus each bot, with 95% CIs, against steps and CPU-seconds."""
     import matplotlib
@@ -148,11 +156,7 @@ def plot(curve: dict[str, Any], path: Path) -> None:
                            (axes[1], "cpu_seconds", "CPU-seconds of training")):
         x = np.array([p[key] for p in pts], float)
         for bot in s["against"].split(","):
-            y = np.array([p["vs"][bot]["diff"] for p in pts])
-            lo = np.array([p["vs"][bot]["ci_low"] for p in pts])
-            hi = np.array([p["vs"][bot]["ci_high"] for p in pts])
-            ax.fill_between(x, lo, hi, alpha=0.2)
-            ax.plot(x, y, marker="o", ms=3, label=f"policy − {bot}")
+            _draw(ax, x, pts, bot, f"policy − {bot}", alpha=0.2)
         ax.axhline(0, color="black", lw=0.5)
         ax.set_xlabel(label)
     axes[0].set_ylabel("points per deal (duplicate arena)")
@@ -185,10 +189,7 @@ def plot_compare(curves: list[dict[str, Any]], path: Path) -> None:
         for c in curves:
             pts = [p for p in c["points"] if bot in p["vs"]]
             x = np.array([p["cpu_seconds"] for p in pts], float)
-            ax.fill_between(x, [p["vs"][bot]["ci_low"] for p in pts],
-                            [p["vs"][bot]["ci_high"] for p in pts], alpha=0.15)
-            ax.plot(x, [p["vs"][bot]["diff"] for p in pts], marker="o", ms=3,
-                    label=_label(c))
+            _draw(ax, x, pts, bot, _label(c), alpha=0.15)
         ax.axhline(0, color="black", lw=0.5)
         ax.set_title(f"policy − {bot}", fontsize=9)
         ax.set_xlabel("CPU-seconds of training")
