@@ -177,9 +177,26 @@ def small_trees(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def best_prior_trees(tmp_path_factory):
+    """Trees fitted to two small shards of the search with the ``best`` prior."""
+    d = tmp_path_factory.mktemp("boost_best")
+    paths = []
+    for seed in (7, 8):
+        p = d / f"s{seed}.npz"
+        write_shard(str(p), generate(deals=3, seed=seed, rules="mil", sample_prob=0.6, k=4,
+                                     tables=3, prior="best"))
+        paths.append(str(p))
+    out = d / "trees.txt"
+    assert boost_main([*paths, "--val", "1", "--trees", "20", "--leaves", "4",
+                       "--min-leaf", "2", "--out", str(out)]) == 0
+    return out
+
+
 def test_the_fit_writes_trees_and_metadata_with_the_held_out_gain(small_trees):
     meta = json.loads(small_trees.with_suffix(".json").read_text())
     assert meta["features"] == list(FEATURE_NAMES) and meta["held_out_shards"] == 1
+    assert meta["prior"] == "rules" and BoostedAgent(small_trees).over == "network"
     assert meta["samples_fitted"] > 0 and meta["rows_fitted"] >= meta["samples_fitted"]
     r = meta["held_out"]["margin_0"]
     assert 0 <= r["departures"] <= 1 and np.isfinite(r["per_sample"])
@@ -194,6 +211,54 @@ def test_the_fit_command_refuses_bad_input_in_one_line(tmp_path, capsys, small_t
     err = capsys.readouterr().err.strip()
     assert err.startswith("boost: --val") and "\n" not in err
     assert not (tmp_path / "t.txt").exists()
+
+
+def test_shards_of_different_priors_are_not_fitted_together(tmp_path, capsys, small_trees,
+                                                           best_prior_trees):
+    mixed = [str(sorted(t.parent.glob("s*.npz"))[0]) for t in (small_trees, best_prior_trees)]
+    assert boost_main([*mixed, "--val", "1", "--out", str(tmp_path / "t.txt")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("boost: the shards mix search priors (best, rules)")
+    assert "\n" not in err and not (tmp_path / "t.txt").exists()
+
+
+def test_trees_of_the_best_prior_re_rank_best_and_a_huge_margin_plays_as_best(
+        best_prior_trees):
+    from sichuan_agents.arena import run_arena
+
+    assert json.loads(best_prior_trees.with_suffix(".json").read_text())["prior"] == "best"
+    stacked = BoostedAgent(best_prior_trees, rules="mil", margin=99)
+    assert stacked.over == "best"
+    a = run_arena([stacked, "rules", "rules", "rules"], deals=16, seed=3, rules="mil")
+    b = run_arena(["best", "rules", "rules", "rules"], deals=16, seed=3, rules="mil")
+    np.testing.assert_array_equal(a.points, b.points)
+    assert stacked.decisions > 0 and stacked.departures == 0
+
+
+def test_departures_over_best_are_candidates_of_the_best_prior(best_prior_trees):
+    """Over ``best``, the trees change its choice only at own turns with a choice and no
+    Hu, to one of the candidates the search with the ``best`` prior lists there."""
+    stacked = BoostedAgent(best_prior_trees, rules="mil", margin=0, over="best")
+    best = make_agent("best", preset="mil")
+    bot = RulesAgent()
+    departed = 0
+
+    def act(views, masks):
+        nonlocal departed
+        acts = stacked.act_batch(views, masks)
+        assert masks[np.arange(masks.shape[0]), acts].all()
+        base, rule = best.act_batch(views, masks), bot.act_batch(views, masks)
+        for i in np.flatnonzero(acts != base):
+            assert views.phase[i] == TURN and not masks[i, HU]
+            sub = SeatView(*(f[i:i + 1] for f in views))
+            m = masks[i:i + 1]
+            assert acts[i] in search_candidates(bot, TOP, sub, m, base[i:i + 1],
+                                                rule[i:i + 1])[0]
+            departed += 1
+        return base
+
+    play("mil", 90, 150, act)
+    assert departed > 0 and stacked.departures == departed
 
 
 def test_a_huge_margin_plays_exactly_as_the_fitted_network(small_trees):
@@ -236,6 +301,8 @@ def test_departures_are_own_turn_candidates_where_the_network_agrees_with_rules(
 def test_bad_settings_and_missing_trees_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="margin must be"):
         BoostedAgent(margin=-1)
+    with pytest.raises(ValueError, match="over must be one of network, best"):
+        BoostedAgent(over="rules")
     with pytest.raises(FileNotFoundError, match="no trees file"):
         BoostedAgent(tmp_path / "none.txt")
     bad = tmp_path / "bad.txt"

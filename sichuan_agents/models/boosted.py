@@ -16,6 +16,12 @@ network's choice. No play-out runs at play time: the search only made the traini
 
 Agent names: ``boosted`` (the shipped trees for the preset, with the shipped ``fitted``
 network) and ``boosted:PATH`` (a trees file written by :mod:`sichuan_agents.training.boost`).
+
+``over="best"`` stacks a second generation: the shipped ``best`` agent chooses, and at every
+own turn with a choice and no legal Hu the trees re-rank the candidates of the search
+with the ``best`` prior (column 0: ``best``'s choice), as
+``search_teacher --prior best`` valued them. Trees fitted to such shards say so in their
+metadata (``"prior": "best"``), and ``over`` defaults to it.
 Needs the ``train`` extra (torch for the network, LightGBM for the trees).
 """
 
@@ -39,6 +45,9 @@ from sichuan_env.seats.view import SeatView
 
 #: Candidates per decision, as in the search agent's default (``top=4``) that made the data.
 TOP = 4
+#: What the trees re-rank: the fitted network's choice where it agrees with the rules bot
+#: (``network``, the shipped trees), or the shipped ``best`` agent's choice (``best``).
+OVER = ("network", "best")
 
 
 def shipped_trees(rules: Any = None) -> Path:
@@ -65,21 +74,35 @@ class BoostedAgent(BaseAgent):
     """The ``fitted`` network with own-turn candidates re-ranked by trees (module
     docstring). ``trees``: a trees file (default: the shipped one for ``rules``);
     ``network``: the fitted network's .zip (default: the shipped one); ``margin``: the
-    predicted gain in points a candidate needs over the network's choice (>= 0)."""
+    predicted gain in points a candidate needs over the network's choice (>= 0);
+    ``over``: what the trees re-rank (:data:`OVER`; default: the ``prior`` the trees'
+    metadata names, ``best`` for trees fitted to ``--prior best`` shards, else
+    ``network``)."""
 
     needs = "view"
 
     def __init__(self, trees: str | Path | None = None, rules: str | None = None,
-                 margin: float = 0.0, network: str | Path | None = None) -> None:
+                 margin: float = 0.0, network: str | Path | None = None,
+                 over: str | None = None) -> None:
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or \
                 not 0 <= margin < 100:
             raise ValueError(f"margin must be a number of points in 0..100, got {margin!r}")
+        if over is not None and over not in OVER:
+            raise ValueError(f"over must be one of {', '.join(OVER)}, got {over!r}")
         self.margin = float(margin)
         self.rules = get_rules(rules or "mil")
         path = Path(trees) if trees is not None else shipped_trees(self.rules)
         self.booster = load_trees(path)
         self.path = str(path)
         self.name = "boosted" if trees is None else f"boosted:{path}"
+        if over is None:
+            over = "best" if (self.metadata() or {}).get("prior") == "best" else "network"
+        self.over = over
+        self.base: BaseAgent | None = None
+        if over == "best":
+            from sichuan_agents.models.best import best_agent  # best imports this module
+
+            self.base = best_agent(self.rules.preset)
         self.network = PPOAgent(network, kind="fitted", rules=self.rules.preset)
         if not isinstance(self.network.adviser, RulesAgent):
             raise ValueError("the boosted agent's network must read the rules bot's advice "
@@ -96,12 +119,17 @@ class BoostedAgent(BaseAgent):
             return np.zeros(0, np.int64)
         bot = self.network.adviser.act_batch(views, m)
         inputs = self.network.network_input(views, m, advice=bot)
-        actions = self.network.act_on_input(inputs, m)
-        ask = np.flatnonzero((views.phase == TURN) & ~m[:, HU] & (m.sum(1) > 1)
-                             & (actions == bot))
+        own = (views.phase == TURN) & ~m[:, HU] & (m.sum(1) > 1)
+        if self.base is None:
+            actions = self.network.act_on_input(inputs, m)
+            ask = np.flatnonzero(own & (actions == bot))
+        else:
+            actions = np.asarray(self.base.act_batch(views, m), np.int64)
+            ask = np.flatnonzero(own)
         if ask.size:
             sub = SeatView(*(f[ask] for f in views))
-            cands = search_candidates(self.network.adviser, TOP, sub, m[ask], bot[ask], bot[ask])
+            cands = search_candidates(self.network.adviser, TOP, sub, m[ask], actions[ask],
+                                      bot[ask])
             table = np.full((ask.size, TOP), -1, np.int64)
             for j, c in enumerate(cands):
                 table[j, :len(c)] = c
@@ -109,8 +137,8 @@ class BoostedAgent(BaseAgent):
         return actions
 
     def choose(self, inputs: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-        """The candidate to play per row (column 0: the rules bot's choice, also the
-        network's): the best predicted gain over column 0 when it exceeds the margin."""
+        """The candidate to play per row (column 0: the choice the trees re-rank, see
+        ``over``): the best predicted gain over column 0 when it exceeds the margin."""
         feats, valid = candidate_features(inputs, candidates)
         gain = np.full(candidates.shape, -np.inf)
         gain[:, 0] = 0.0
@@ -129,4 +157,4 @@ class BoostedAgent(BaseAgent):
         return json.loads(meta.read_text()) if meta.is_file() else None
 
     def __repr__(self) -> str:
-        return f"BoostedAgent({self.path}, margin={self.margin})"
+        return f"BoostedAgent({self.path}, margin={self.margin}, over={self.over})"

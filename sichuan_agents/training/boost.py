@@ -74,6 +74,19 @@ def seat_deal_weights(paths: list[str], shard: np.ndarray) -> np.ndarray:
     return np.asarray(per_shard)[shard]
 
 
+def shard_prior(paths: list[str]) -> str:
+    """The search prior (candidate 0) the shards name (``rules`` where a shard names none);
+    ValueError when they differ, since their targets are gains over different choices."""
+    priors = set()
+    for path in paths:
+        with np.load(path) as d:
+            priors.add(str(d["prior"]) if "prior" in d.files else "rules")
+    if len(priors) > 1:
+        raise ValueError(f"the shards mix search priors ({', '.join(sorted(priors))}); fit "
+                         "one prior's shards at a time")
+    return priors.pop()
+
+
 def held_out(booster: Any, data: dict[str, np.ndarray], rows: np.ndarray, shards: int
              ) -> dict[str, Any]:
     """The search's value of the trees' choices over the bot's at the samples ``rows``
@@ -145,6 +158,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     shards = sorted(a.shards)
     try:
+        prior = shard_prior(shards)
+    except ValueError as e:
+        print(f"boost: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"boost: the shards are not search_teacher shards: {e}", file=sys.stderr)
+        return 2
+    try:
         data = load_shards(shards)
     except (KeyError, ValueError, OSError) as e:
         print(f"boost: the shards are not search_teacher shards: {e}", file=sys.stderr)
@@ -177,9 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     import lightgbm
 
     meta = {"what": "trees predicting each own-turn candidate's search value over the "
-                    "rules bot's choice (sichuan_agents.training.boost)",
+                    f"{prior} prior's choice (sichuan_agents.training.boost)",
             "command": "python -m sichuan_agents.training.boost " + " ".join(
                 sys.argv[1:] if argv is None else argv),
+            "prior": prior,
             "shards": [Path(s).name for s in shards], "held_out_shards": a.val,
             "samples_fitted": int(fit_rows.size), "rows_fitted": int(y.size),
             "settings": {**DEFAULTS, **settings, "seed": a.seed, "threads": a.threads},

@@ -116,6 +116,8 @@ class State(NamedTuple):
     def take(self, rows: np.ndarray | list[int]) -> State:
         """The tables ``rows`` as a smaller batch (a copy)."""
         rows = np.asarray(rows)
+        if rows.ndim:  # an index array: numpy's advanced indexing already copies
+            return State(*(a[rows] for a in self.arrays()), self.rules)
         return State(*(a[rows].copy() for a in self.arrays()), self.rules)
 
     def put_rows(self, rows: np.ndarray | list[int] | int, src: State) -> None:
