@@ -40,7 +40,7 @@ from sichuan_agents.search.candidates import search_candidates
 from sichuan_env.core.actions import HU
 from sichuan_env.core.rules import get_rules
 from sichuan_env.core.state import TURN
-from sichuan_env.seats.agent import BaseAgent
+from sichuan_env.seats.agent import BaseAgent, make_agent
 from sichuan_env.seats.view import SeatView
 
 #: Candidates per decision, as in the search agent's default (``top=4``) that made the data.
@@ -99,10 +99,8 @@ class BoostedAgent(BaseAgent):
             over = "best" if (self.metadata() or {}).get("prior") == "best" else "network"
         self.over = over
         self.base: BaseAgent | None = None
-        if over == "best":
-            from sichuan_agents.models.best import best_agent  # best imports this module
-
-            self.base = best_agent(self.rules.preset)
+        if over == "best":  # by name: the module of ``best`` imports this one
+            self.base = make_agent("best", preset=self.rules.preset)
         self.network = PPOAgent(network, kind="fitted", rules=self.rules.preset)
         if not isinstance(self.network.adviser, RulesAgent):
             raise ValueError("the boosted agent's network must read the rules bot's advice "
