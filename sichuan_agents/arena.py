@@ -69,7 +69,9 @@ import json
 import math
 import os
 import shlex
+import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -571,6 +573,8 @@ def _play(objs: list[Any], names: list[str], seeds: np.ndarray, deal_agent: np.n
 
         bar = tqdm(total=D, unit="deal", desc=desc, file=sys.stderr)
     while True:
+        if _INTERRUPTED.is_set():  # a Ctrl-C that a library's callback swallowed
+            raise KeyboardInterrupt
         live = np.flatnonzero((slot >= 0) & ~st.done)
         if not live.size:
             break
@@ -763,6 +767,8 @@ def main(argv: list[str] | None = None) -> int:
     seats = [s.strip() for s in args.seats.split(",")]
     if len(seats) != 4:
         p.error(f"--seats needs four agents, got {len(seats)}")
+    _INTERRUPTED.clear()
+    previous = signal.signal(signal.SIGINT, _on_interrupt)
     try:
         prepare_output(args.out)
         prepare_output(args.records)
@@ -774,6 +780,8 @@ def main(argv: list[str] | None = None) -> int:
             claim_window=args.claim_window, command="python -m sichuan_agents.arena " + " ".join(
                 shlex.quote(x) for x in (sys.argv[1:] if argv is None else argv)),
         )
+        if _INTERRUPTED.is_set():
+            raise KeyboardInterrupt
         print(res.table())
         for name, r in res.bots.items():
             t = r["timing"]
@@ -789,7 +797,21 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
     return 0
+
+
+#: Set by Ctrl-C in :func:`main`. Python raises KeyboardInterrupt wherever the main thread
+#: is, and inside a ctypes callback (numba's compiler reports to its cache through one) the
+#: exception is printed and dropped; the play loop checks this flag, so the arena still
+#: stops at its next step.
+_INTERRUPTED = threading.Event()
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    _INTERRUPTED.set()
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":
