@@ -182,6 +182,9 @@ class ArenaResult:
     bots: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: with ``run_arena(keep_logs=True)``: every deal's actions (deal -> list)
     logs: dict[int, list[int]] | None = None
+    #: the run's first wall (``run_arena(first_wall=...)``): unit ``u`` is wall
+    #: ``first_wall + u`` of ``seed``
+    first_wall: int = 0
 
     def __post_init__(self) -> None:
         self.stats = {name: self._agent_stats(i) for i, name in enumerate(self.names)}
@@ -276,6 +279,7 @@ class ArenaResult:
             "units": int(self.unit.max()) + 1 if self.unit.size else 0,
             "duplicate": self.duplicate,
             "seed": self.seed,
+            **({"first_wall": self.first_wall} if self.first_wall else {}),
             "rules": self.rules.to_dict(),
             "tables": self.tables,
             "workers": self.workers,
@@ -368,6 +372,7 @@ def run_arena(
     address: str | None = None,
     isolate_walls: bool = False,
     claim_window: float = 0.0,
+    first_wall: int = 0,
 ) -> ArenaResult:
     """Play ``deals`` deals between four agents (specs for :func:`make_agent` or agent
     objects; equal specs are one agent) and return their statistics.
@@ -381,7 +386,9 @@ def run_arena(
     deals there as game records, with each event's legal options when ``legal``.
     ``keep_logs`` (one worker): keep every deal's actions in ``result.logs`` (for
     :func:`replay_records`). ``isolate_walls`` and ``claim_window``: see the module
-    docstring (Bots of others)."""
+    docstring (Bots of others). ``first_wall`` (duplicate mode): play walls
+    ``first_wall``, ``first_wall + 1``, ... of ``seed``, so that a long run can be played
+    in chunks whose walls are those of one run; the result's units count from 0."""
     if len(agents) != 4:
         raise ValueError(f"four seats are needed, got {len(agents)}")
     if deals < 1:
@@ -389,6 +396,10 @@ def run_arena(
     rules = get_rules(rules)
     if not (isinstance(claim_window, int | float) and 0 <= claim_window <= 60):
         raise ValueError(f"claim_window must be 0..60 seconds, got {claim_window!r}")
+    if not (isinstance(first_wall, int) and first_wall >= 0):
+        raise ValueError(f"first_wall must be an int >= 0, got {first_wall!r}")
+    if first_wall and not duplicate:
+        raise ValueError("first_wall needs duplicate mode")
     aseed = seed if agent_seed is None else agent_seed
     names, objs, seat_agent = _make_agents(agents, aseed, preset=rules.preset)
     if isolate_walls:
@@ -402,7 +413,8 @@ def run_arena(
         D = deals
         unit = np.arange(D)
         rot = np.zeros(D, np.intp)
-    seeds = np.array([wall_seed(seed, w) for w in range(int(unit.max()) + 1)], np.int64)[unit]
+    seeds = np.array([wall_seed(seed, first_wall + w) for w in range(int(unit.max()) + 1)],
+                     np.int64)[unit]
     deal_agent = seat_agent[(np.arange(4)[None, :] - rot[:, None]) % 4]  # (D, 4)
     T = max(1, min(int(tables), D))
     n_rec = min(int(record_deals), D) if records is not None else 0
@@ -464,7 +476,7 @@ def run_arena(
         seeds=seeds, end_reason=end_reason, seconds=seconds, command=command,
         workers=workers, points=out["points"], hu=out["hu"], self_drawn=out["self_drawn"],
         deal_ins=out["deal_ins"], win_value=out["win_value"], pig=out["pig"],
-        kong=out["kong"], bots=bots,
+        kong=out["kong"], bots=bots, first_wall=first_wall,
     )
     if keep_logs:
         res.logs = logs

@@ -90,6 +90,23 @@ def test_results_deterministic_and_table_count_independent():
     assert np.array_equal(a.points, b.points)
 
 
+def test_a_run_in_chunks_of_walls_plays_the_walls_of_one_run():
+    """first_wall: two runs of three walls each replay walls 0-2 and 3-5 of one run of six
+    walls, deal for deal; the result says where its walls start."""
+    seats = ["greedy", "rules", "rules", "rules"]
+    whole = run_arena(seats, deals=24, seed=9)
+    parts = [run_arena(seats, deals=12, seed=9, first_wall=w) for w in (0, 3)]
+    assert np.array_equal(np.concatenate([p.seeds for p in parts]), whole.seeds)
+    assert np.array_equal(np.concatenate([p.points for p in parts]), whole.points)
+    assert list(parts[1].unit[:4]) == [0] * 4 and parts[1].seeds[0] == wall_seed(9, 3)
+    assert parts[1].to_dict()["first_wall"] == 3 and "first_wall" not in whole.to_dict()
+    for bad in (-1, 1.5):
+        with pytest.raises(ValueError, match="first_wall must be an int >= 0"):
+            run_arena(seats, deals=4, seed=9, first_wall=bad)
+    with pytest.raises(ValueError, match="first_wall needs duplicate mode"):
+        run_arena(seats, deals=4, seed=9, duplicate=False, first_wall=2)
+
+
 def test_cli_json_has_every_field_and_records_replay(tmp_path):
     out = tmp_path / "r.json"
     rec = tmp_path / "r.jsonl"

@@ -95,6 +95,39 @@ def test_pooling_is_over_the_walls_of_all_seeds():
         st.eval_seeds(st.model_files("mil"), 9)
 
 
+def test_a_seed_played_in_chunks_is_the_seed_played_at_once(tmp_path, capsys):
+    """--chunk: the chunks' walls are the whole run's (same per-wall differences, same
+    figures), each chunk is saved as it ends and a saved chunk is not played again; the
+    merged seed file replaces them. A spec agent is saved under its label."""
+    st = _strength()
+    whole = json.loads(st.run_seed(5, 24, "greedy", "rules", "mil", tmp_path / "a")
+                       .read_text())
+    out = tmp_path / "b"
+    # a chunk already saved (here: a marked copy of the real one) is kept, not replayed
+    first = st._play(5, 8, "greedy", "gr", "rules", "mil", 1, first_wall=0)
+    (out / "chunks").mkdir(parents=True)
+    (out / "chunks" / "gr-rules_mil_seed5_walls0-1.json").write_text(
+        json.dumps({**first, "first_wall": 0, "seconds": 123.0}))
+    merged = json.loads(st.run_seed(5, 24, "greedy", "rules", "mil", out, label="gr",
+                                    chunk=8).read_text())
+    printed = capsys.readouterr().out
+    assert "walls 0-1" not in printed and "walls 2-3" in printed and "walls 4-5" in printed
+    assert [c["first_wall"] for c in merged["chunks"]] == [0, 2, 4]
+    assert merged["chunks"][0]["seconds"] == 123.0
+    assert not list((out / "chunks").iterdir())
+    assert merged["unit_diff"] == whole["unit_diff"] and merged["deals"] == 24
+    assert merged["pairwise"][0]["a"] == "gr"
+    assert merged["pairwise"][0]["mean"] == pytest.approx(whole["pairwise"][0]["mean"])
+    for key, want in whole["agents"]["greedy"].items():
+        assert merged["agents"]["gr"][key] == pytest.approx(want), key
+    for key, want in whole["agents"]["rules"].items():
+        assert merged["agents"]["rules"][key] == pytest.approx(want), key
+    assert merged["end_reasons"] == whole["end_reasons"]
+    with pytest.raises(ValueError, match="consecutive walls"):
+        st.merge_chunks([{**first, "first_wall": 4}, {**first, "first_wall": 0}], "gr",
+                        "rules")
+
+
 def test_bad_arguments_print_one_line(capsys):
     st = _strength()
     assert st.main(["--seeds", "2"]) == 2
@@ -102,6 +135,8 @@ def test_bad_arguments_print_one_line(capsys):
     assert err.startswith("error: --seeds must be 3..8") and err.count("\n") == 1
     assert st.main(["--agent", "boosted:x.txt"]) == 2
     assert capsys.readouterr().err.startswith("error: agent names here are plain names")
+    assert st.main(["--agent", "search?k=64", "--label", "s", "--chunk", "-4"]) == 2
+    assert capsys.readouterr().err.startswith("error: --chunk must be >= 0")
     assert st.main(["--print-seeds"]) == 0
     assert capsys.readouterr().out.split() == [str(s) for s in
                                                st.eval_seeds(st.model_files("mil"))]
