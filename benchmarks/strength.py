@@ -241,6 +241,22 @@ def pooled_report(seeds: Sequence[int], agent: str, opponent: str, preset: str, 
             "seconds": float(sum(r["seconds"] for r in runs)), **rep}
 
 
+def versus(seeds: Sequence[int], a: str, b: str, opponent: str, preset: str,
+           out: Path) -> dict[str, Any]:
+    """``a`` against ``b`` on the walls both played (each seed's first walls): per wall
+    ``(a - opponent) - (b - opponent)``, pooled over the seeds as :func:`pool` does. The
+    two ran at different tables, so this is not a head-to-head game, but the walls (the
+    tiles' luck) are shared, which removes most of their variance."""
+    runs = []
+    for s in seeds:
+        ra, rb = (json.loads(seed_path(out, x, opponent, preset, s).read_text())
+                  for x in (a, b))
+        n = min(len(ra["unit_diff"]), len(rb["unit_diff"]))
+        diff = np.asarray(ra["unit_diff"][:n]) - np.asarray(rb["unit_diff"][:n])
+        runs.append({"seed": s, "deals": 4 * n, "unit_diff": [float(x) for x in diff]})
+    return {"a": a, "b": b, "opponent": opponent, **pool(runs)}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--agent", default="best", help="the measured seat's agent (a spec)")
@@ -257,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=1, help="arena processes (default 1)")
     p.add_argument("--out", default=str(OUT))
     p.add_argument("--pool-only", action="store_true", help="pool the saved seeds only")
+    p.add_argument("--versus", default=None, metavar="LABEL",
+                   help="also compare with LABEL's saved seeds on the walls both played")
     p.add_argument("--print-seeds", action="store_true", help="print the seeds and exit")
     a = p.parse_args(argv)
     try:
@@ -285,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
                                 chunk=a.chunk, workers=a.workers)
                 print(f"seed {s}: {path} ({time.perf_counter() - t0:.0f} s)", flush=True)
         rep = pooled_report(seeds, label, a.opponent, a.rules, out, files)
+        if a.versus:
+            rep["versus"] = versus(seeds, label, a.versus, a.opponent, a.rules, out)
         if label != a.agent:
             rep["agent_spec"] = a.agent
     except (ValueError, OSError, KeyError) as e:
@@ -298,6 +318,10 @@ def main(argv: list[str] | None = None) -> int:
               f" ({s['deals']} deals)")
     print(f"pooled {label} - {a.opponent}: {pf['mean']:+.3f} [{pf['ci_low']:+.3f}, "
           f"{pf['ci_high']:+.3f}] ({rep['deals']} deals, {len(rep['seeds'])} seeds) -> {path}")
+    if "versus" in rep:
+        v = rep["versus"]["pooled"]
+        print(f"{label} - {a.versus} on the same walls: {v['mean']:+.3f} [{v['ci_low']:+.3f}, "
+              f"{v['ci_high']:+.3f}] ({rep['versus']['deals']} deals)")
     return 0
 
 

@@ -128,6 +128,20 @@ def test_a_seed_played_in_chunks_is_the_seed_played_at_once(tmp_path, capsys):
                         "rules")
 
 
+def test_versus_compares_two_agents_on_the_walls_both_played(tmp_path):
+    """--versus: per wall (a - opponent) - (b - opponent) over the walls both played (the
+    shorter run's), pooled over the seeds like any figure."""
+    st = _strength()
+    for label, seed, diffs in (("a", 1, [1.0, 2.0, 3.0]), ("b", 1, [0.5, 0.5]),
+                               ("a", 2, [0.0, 4.0]), ("b", 2, [1.0, 1.0, 9.0])):
+        path = st.seed_path(tmp_path, label, "rules", "mil", seed)
+        path.write_text(json.dumps({"unit_diff": diffs}))
+    rep = st.versus([1, 2], "a", "b", "rules", "mil", tmp_path)
+    assert rep["deals"] == 16 and [s["units"] for s in rep["per_seed"]] == [2, 2]
+    assert rep["pooled"]["mean"] == pytest.approx((0.5 + 1.5 - 1.0 + 3.0) / 4)
+    assert [s["mean"] for s in rep["per_seed"]] == pytest.approx([1.0, 1.0])
+
+
 def test_bad_arguments_print_one_line(capsys):
     st = _strength()
     assert st.main(["--seeds", "2"]) == 2
@@ -154,8 +168,8 @@ def test_the_card_and_best_cite_the_pooled_figure(preset):
     for path in sorted(RESULTS.glob(f"*-*_{preset}.json")):
         rep = json.loads(path.read_text())
         name = "boosted" if rep["a"] == "best" else rep["a"]
-        if name in ("rules", "greedy", "random"):
-            continue  # a rule bot: no card (its rows are on the ladder page)
+        if name in ("rules", "greedy", "random") or "agent_spec" in rep:
+            continue  # a rule bot or a search setting: no card (rows on the ladder page)
         card = json.loads((models / f"{name}_{preset}.json").read_text())["strength"]
         cards[name] = card
         row = card[f"{preset}/{rep['a']}-{rep['b']}"]
