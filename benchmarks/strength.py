@@ -176,7 +176,7 @@ def merge_chunks(parts: Sequence[dict[str, Any]], label: str, opponent: str) -> 
     for name in (label, opponent):
         means = np.concatenate([np.asarray(p["unit_means"][name], np.float64)
                                 for p in parts])
-        st = {k: v for k, v in figure(means[~np.isnan(means)]).items()}
+        st: dict[str, Any] = figure(means[~np.isnan(means)])
         figs = [p["agents"][name] for p in parts]
         n = np.array([f["seat_deals"] for f in figs], np.float64)
         st["seat_deals"] = int(n.sum())
@@ -205,7 +205,7 @@ def run_seed(seed: int, deals: int, agent: str, opponent: str, preset: str,
         _write(path, _play(seed, deals, agent, label, opponent, preset, workers))
         return path
     walls, per = -(-deals // 4), max(1, chunk // 4)
-    parts = []
+    files = []
     for lo in range(0, walls, per):
         hi = min(walls, lo + per)
         part = out / "chunks" / f"{path.stem}_walls{lo}-{hi - 1}.json"
@@ -215,10 +215,10 @@ def run_seed(seed: int, deals: int, agent: str, opponent: str, preset: str,
                                   workers, first_wall=lo), "first_wall": lo})
             print(f"  seed {seed} walls {lo}-{hi - 1}: {part} "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
-        parts.append(json.loads(part.read_text()))
-    _write(path, merge_chunks(parts, label, opponent))
-    for lo in range(0, walls, per):
-        (out / "chunks" / f"{path.stem}_walls{lo}-{min(walls, lo + per) - 1}.json").unlink()
+        files.append(part)
+    _write(path, merge_chunks([json.loads(f.read_text()) for f in files], label, opponent))
+    for part in files:
+        part.unlink()
     return path
 
 
